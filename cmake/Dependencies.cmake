@@ -1,0 +1,20 @@
+# Every dependency comes from Debian packages (scripts/debian-packages.txt); nothing is downloaded.
+
+find_package(Threads REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(CURL REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBUV REQUIRED IMPORTED_TARGET libuv)
+pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd)
+pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)
+if(OXIDE_CSI_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(OXIDE_CSI_BUILD_BENCH)
+  find_package(benchmark QUIET)
+endif()
+
+find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

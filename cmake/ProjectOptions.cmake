@@ -1,0 +1,24 @@
+# Compiler settings: warnings are errors in project code (target oxide_warnings), and the
+# sanitizer switches apply to every target so that the tests run fully instrumented.
+
+add_library(oxide_warnings INTERFACE)
+target_compile_options(oxide_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Werror
+  -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Wunused
+  -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion -Wformat=2
+  -Wimplicit-fallthrough)
+
+if(OXIDE_CSI_SANITIZE AND OXIDE_CSI_TSAN)
+  message(FATAL_ERROR "OXIDE_CSI_SANITIZE and OXIDE_CSI_TSAN cannot be combined")
+endif()
+if(OXIDE_CSI_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+if(OXIDE_CSI_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()
+
+# The project version, baked into the binaries (GetPluginInfo.vendor_version, --version, User-Agent).
+set(OXIDE_CSI_VERSION "${PROJECT_VERSION}")
