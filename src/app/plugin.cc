@@ -1,0 +1,100 @@
+#include "app/plugin.h"
+
+#include <uv.h>
+
+#include <chrono>
+#include <memory>
+
+#include "engine/identity_service.h"
+#include "loop/event_loop.h"
+#include "rpc/csi_server.h"
+#include "store/state_db.h"
+#include "util/log.h"
+#include "version.h"
+
+namespace oxide {
+namespace {
+
+// SIGTERM and SIGINT start a graceful shutdown; a second signal during it exits at once.
+class SignalWatch {
+ public:
+  SignalWatch(EventLoop* loop, std::function<void()> on_signal) : on_signal_(std::move(on_signal)) {
+    for (uv_signal_t* handle : {&term_, &interrupt_}) {
+      uv_signal_init(loop->uv(), handle);
+      handle->data = this;
+    }
+    uv_signal_start(&term_, &SignalWatch::OnSignal, SIGTERM);
+    uv_signal_start(&interrupt_, &SignalWatch::OnSignal, SIGINT);
+  }
+  void Close() {
+    for (uv_signal_t* handle : {&term_, &interrupt_}) {
+      uv_close(reinterpret_cast<uv_handle_t*>(handle), nullptr);
+    }
+  }
+
+ private:
+  static void OnSignal(uv_signal_t* handle, int signum) {
+    auto* self = static_cast<SignalWatch*>(handle->data);
+    if (self->received_) {
+      log::Warn("second signal during shutdown: exiting now", {{"signal", std::to_string(signum)}});
+      std::_Exit(1);
+    }
+    self->received_ = true;
+    log::Info("signal received: shutting down", {{"signal", signum == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    self->on_signal_();
+  }
+
+  std::function<void()> on_signal_;
+  uv_signal_t term_{};
+  uv_signal_t interrupt_{};
+  bool received_ = false;
+};
+
+}  // namespace
+
+int RunPlugin(const Settings& settings) {
+  log::Configure(settings.log_level, settings.log_format);
+  log::RegisterSecret(settings.oxide_token);
+  if (settings.ServesController() && settings.oxide_insecure) {
+    log::Warn("--oxide-insecure: TLS verification of the Oxide API is OFF; use this only in tests");
+  }
+
+  auto state_db = store::StateDb::Open(settings.state_db);
+  if (!state_db.ok()) {
+    log::Error("cannot start: " + state_db.status().message());
+    return 2;
+  }
+  store::StateDb* db = state_db->get();
+
+  EventLoop loop;
+  engine::IdentityService identity(settings, {[db] { return db->Health(); }});
+  rpc::CsiHandlers handlers;
+  identity.Register(handlers);
+
+  rpc::CsiServer server(&loop, std::move(handlers));
+  Status started = server.Start({.socket_path = settings.socket_path,
+                                 .socket_mode = settings.socket_mode});
+  if (!started.ok()) {
+    log::Error("cannot start: " + started.message());
+    return 2;
+  }
+  log::Info("oxide-csi-plugin serving",
+            {{"version", kVersion},
+             {"mode", ModeName(settings.mode)},
+             {"endpoint", settings.endpoint},
+             {"driver", settings.driver_name},
+             {"state_db", settings.state_db},
+             {"schema_version", std::to_string(db->schema_version())}});
+
+  SignalWatch signals(&loop, [&] {
+    server.Shutdown(std::chrono::seconds(settings.shutdown_grace_seconds), [&] {
+      signals.Close();
+      loop.Stop();
+    });
+  });
+  loop.Run();
+  log::Info("oxide-csi-plugin exited cleanly");
+  return 0;
+}
+
+}  // namespace oxide

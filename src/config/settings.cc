@@ -1,0 +1,360 @@
+#include "config/settings.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "config/validation.h"
+
+extern char** environ;
+
+namespace oxide {
+namespace {
+
+struct Option {
+  const char* flag;         // without the leading "--"
+  const char* env;          // environment variable, or nullptr
+  const char* value_hint;   // nullptr for a switch
+  const char* default_text;
+  const char* help;
+  std::function<Status(Settings&, const std::string&)> apply;
+};
+
+Status Invalid(const char* flag, const std::string& why) {
+  return InvalidArgument(std::string("invalid setting --") + flag + ": " + why);
+}
+
+Status ParseInt(const char* flag, const std::string& text, int min, int max, int base, int* out) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+    return Invalid(flag, "\"" + text + "\" is not a number between " + std::to_string(min) +
+                             " and " + std::to_string(max));
+  }
+  *out = value;
+  return Status::Ok();
+}
+
+Status ParseBool(const char* flag, const std::string& text, bool* out) {
+  if (text == "true" || text == "1" || text.empty()) *out = true;
+  else if (text == "false" || text == "0") *out = false;
+  else return Invalid(flag, "\"" + text + "\" is not true or false");
+  return Status::Ok();
+}
+
+StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("cannot read the Oxide token file " + path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string token = buffer.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty()) return InvalidArgument("the Oxide token file " + path + " is empty");
+  return token;
+}
+
+const std::vector<Option>& Options() {
+  static const std::vector<Option> options = {
+      {"endpoint", "CSI_ENDPOINT", "unix:///path.sock", "(required)",
+       "CSI endpoint: a unix socket, as unix:///abs/path.sock or /abs/path.sock",
+       [](Settings& s, const std::string& v) {
+         auto path = SocketPathFromEndpoint(v);
+         if (!path.ok()) return Invalid("endpoint", path.status().message());
+         s.endpoint = v;
+         s.socket_path = *path;
+         return Status::Ok();
+       }},
+      {"mode", nullptr, "controller|node|all", "all", "which CSI services to serve",
+       [](Settings& s, const std::string& v) {
+         if (v == "controller") s.mode = Mode::kController;
+         else if (v == "node") s.mode = Mode::kNode;
+         else if (v == "all") s.mode = Mode::kAll;
+         else return Invalid("mode", "\"" + v + "\" is not one of controller, node, all");
+         return Status::Ok();
+       }},
+      {"driver-name", nullptr, "NAME", kDefaultDriverName, "CSI driver name (GetPluginInfo)",
+       [](Settings& s, const std::string& v) {
+         if (!IsValidDriverName(v)) {
+           return Invalid("driver-name", "\"" + v +
+                                             "\" is not a CSI driver name (at most 63 characters, "
+                                             "alphanumerics, '-' and '.', alphanumeric at both ends)");
+         }
+         s.driver_name = v;
+         return Status::Ok();
+       }},
+      {"state-db", nullptr, "PATH", kDefaultStateDb,
+       "SQLite state database (journal and volume states); never in the socket's directory",
+       [](Settings& s, const std::string& v) {
+         if (v.empty() || v[0] != '/' || v.back() == '/') {
+           return Invalid("state-db", "\"" + v + "\" is not an absolute file path");
+         }
+         s.state_db = v;
+         return Status::Ok();
+       }},
+      {"socket-mode", nullptr, "OCTAL", "0660", "permissions of the CSI socket file",
+       [](Settings& s, const std::string& v) {
+         int mode = 0;
+         Status st = ParseInt("socket-mode", v, 0, 0777, 8, &mode);
+         s.socket_mode = static_cast<mode_t>(mode);
+         return st;
+       }},
+      {"log-level", nullptr, "debug|info|warn|error", "info", "least severe level logged",
+       [](Settings& s, const std::string& v) {
+         if (!log::ParseLevel(v, &s.log_level)) {
+           return Invalid("log-level", "\"" + v + "\" is not one of debug, info, warn, error");
+         }
+         return Status::Ok();
+       }},
+      {"log-format", nullptr, "text|json", "text", "log record format (stderr, one per line)",
+       [](Settings& s, const std::string& v) {
+         if (!log::ParseFormat(v, &s.log_format)) {
+           return Invalid("log-format", "\"" + v + "\" is not one of text, json");
+         }
+         return Status::Ok();
+       }},
+      {"shutdown-grace-seconds", nullptr, "N", "15",
+       "on SIGTERM/SIGINT, how long calls in flight may take to finish",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("shutdown-grace-seconds", v, 0, 3600, 10, &s.shutdown_grace_seconds);
+       }},
+      {"topology-zone", nullptr, "NAME", "default",
+       "value reported for the topology key topology.csi.oxide.computer/zone",
+       [](Settings& s, const std::string& v) {
+         if (v.empty() || v.size() > 63) return Invalid("topology-zone", "must be 1-63 characters");
+         s.topology_zone = v;
+         return Status::Ok();
+       }},
+      {"oxide-host", "OXIDE_HOST", "URL", "(required for the controller)",
+       "Oxide silo API address, https://...",
+       [](Settings& s, const std::string& v) {
+         if (v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) {
+           return Invalid("oxide-host", "\"" + v + "\" must start with https://");
+         }
+         s.oxide_host = v;
+         while (!s.oxide_host.empty() && s.oxide_host.back() == '/') s.oxide_host.pop_back();
+         return Status::Ok();
+       }},
+      {"oxide-project", "OXIDE_PROJECT", "NAME|ID", "(required for the controller)",
+       "Oxide project that holds the volumes",
+       [](Settings& s, const std::string& v) {
+         std::string problem = IsUuid(v) ? "" : OxideNameProblem(v);
+         if (!problem.empty()) return Invalid("oxide-project", "\"" + v + "\": " + problem);
+         s.oxide_project = IsUuid(v) ? ToLower(v) : v;
+         return Status::Ok();
+       }},
+      {"oxide-token-file", "OXIDE_TOKEN_FILE", "PATH", "(or OXIDE_TOKEN)",
+       "file holding the Oxide API token; the token itself is read only from OXIDE_TOKEN or "
+       "this file, never from the command line",
+       [](Settings& s, const std::string& v) {
+         auto token = ReadTokenFile(v);
+         if (!token.ok()) return Invalid("oxide-token-file", token.status().message());
+         s.oxide_token = *token;
+         return Status::Ok();
+       }},
+      {"oxide-ca-file", nullptr, "PATH", "(system CA bundle)",
+       "PEM bundle of the CA that signed the Oxide API certificate",
+       [](Settings& s, const std::string& v) {
+         if (access(v.c_str(), R_OK) != 0) return Invalid("oxide-ca-file", "cannot read " + v);
+         s.oxide_ca_file = v;
+         return Status::Ok();
+       }},
+      {"oxide-insecure", nullptr, nullptr, "false",
+       "TESTS ONLY: skip TLS verification and allow http:// Oxide hosts",
+       [](Settings& s, const std::string& v) {
+         return ParseBool("oxide-insecure", v, &s.oxide_insecure);
+       }},
+      {"instance-id", "OXIDE_INSTANCE_ID", "UUID", "(node: this or --instance-metadata-file)",
+       "id of the Oxide instance this node runs on (the CSI node id)",
+       [](Settings& s, const std::string& v) {
+         if (!IsUuid(v)) return Invalid("instance-id", "\"" + v + "\" is not a UUID");
+         s.instance_id = ToLower(v);
+         return Status::Ok();
+       }},
+      {"instance-metadata-file", nullptr, "PATH", "(none)",
+       "KEY=VALUE file with OXIDE_INSTANCE_ID=<uuid>, e.g. written by an init container",
+       [](Settings& s, const std::string& v) {
+         s.instance_metadata_file = v;
+         return Status::Ok();
+       }},
+  };
+  return options;
+}
+
+const Option* FindOption(std::string_view flag) {
+  for (const Option& option : Options()) {
+    if (flag == option.flag) return &option;
+  }
+  return nullptr;
+}
+
+Status ReadInstanceMetadata(Settings& s) {
+  std::ifstream in(s.instance_metadata_file);
+  if (!in) {
+    return Invalid("instance-metadata-file", "cannot read " + s.instance_metadata_file);
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = line.substr(0, eq);
+    std::string value = line.substr(eq + 1);
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) {
+      value.pop_back();
+    }
+    if (key == "OXIDE_INSTANCE_ID" || key == "instance_id") {
+      if (!IsUuid(value)) {
+        return Invalid("instance-metadata-file",
+                       s.instance_metadata_file + ": " + key + " is not a UUID");
+      }
+      s.instance_id = ToLower(value);
+      return Status::Ok();
+    }
+  }
+  return Invalid("instance-metadata-file",
+                 s.instance_metadata_file + " has no OXIDE_INSTANCE_ID=<uuid> line");
+}
+
+Status Finish(Settings& s, const Environment& env) {
+  if (s.socket_path.empty()) {
+    return InvalidArgument("missing setting --endpoint (or CSI_ENDPOINT): the CSI socket to serve");
+  }
+  if (ParentDirectory(s.state_db) == ParentDirectory(s.socket_path)) {
+    return Invalid("state-db", s.state_db +
+                                   " is in the socket's directory; the CSI spec reserves that "
+                                   "directory for the socket, so put the database elsewhere");
+  }
+  if (s.ServesController()) {
+    auto token = env.find("OXIDE_TOKEN");
+    if (token != env.end() && !token->second.empty()) {
+      if (!s.oxide_token.empty()) {
+        return InvalidArgument("set only one of OXIDE_TOKEN and OXIDE_TOKEN_FILE");
+      }
+      s.oxide_token = token->second;
+    }
+    if (s.oxide_host.empty()) {
+      return InvalidArgument("missing setting OXIDE_HOST (or --oxide-host): the Oxide API address");
+    }
+    if (s.oxide_host.rfind("http://", 0) == 0 && !s.oxide_insecure) {
+      return Invalid("oxide-host", s.oxide_host +
+                                       " is plain http, which would send the token in clear; use "
+                                       "https:// (http:// is accepted only with --oxide-insecure)");
+    }
+    if (s.oxide_project.empty()) {
+      return InvalidArgument("missing setting OXIDE_PROJECT (or --oxide-project)");
+    }
+    if (s.oxide_token.empty()) {
+      return InvalidArgument("missing setting OXIDE_TOKEN or OXIDE_TOKEN_FILE: the Oxide API token");
+    }
+  }
+  if (s.ServesNode()) {
+    if (s.instance_id.empty() && !s.instance_metadata_file.empty()) {
+      Status st = ReadInstanceMetadata(s);
+      if (!st.ok()) return st;
+    }
+    if (s.instance_id.empty()) {
+      return InvalidArgument(
+          "missing setting OXIDE_INSTANCE_ID (or --instance-id, or --instance-metadata-file): the "
+          "Oxide instance this node runs on");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* ModeName(Mode mode) {
+  switch (mode) {
+    case Mode::kController: return "controller";
+    case Mode::kNode: return "node";
+    case Mode::kAll: return "all";
+  }
+  return "all";
+}
+
+Environment ProcessEnvironment() {
+  Environment env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return env;
+}
+
+StatusOr<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& args,
+                                             const Environment& env) {
+  ParsedCommandLine parsed;
+  Settings& s = parsed.settings;
+
+  // Environment first, so that flags override it.
+  for (const Option& option : Options()) {
+    if (option.env == nullptr) continue;
+    auto it = env.find(option.env);
+    if (it == env.end() || it->second.empty()) continue;
+    Status st = option.apply(s, it->second);
+    if (!st.ok()) return Status(st.code(), st.message() + " (from " + option.env + ")");
+  }
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      parsed.action = ParsedCommandLine::Action::kHelp;
+      return parsed;
+    }
+    if (arg == "--version") {
+      parsed.action = ParsedCommandLine::Action::kVersion;
+      return parsed;
+    }
+    if (arg.rfind("--", 0) != 0) {
+      return InvalidArgument("unexpected argument \"" + arg + "\" (see --help)");
+    }
+    std::string name = arg.substr(2);
+    std::string value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    if (name == "oxide-token") {
+      return InvalidArgument(
+          "--oxide-token is not accepted: a token on the command line is visible to every user "
+          "of the machine; use OXIDE_TOKEN or OXIDE_TOKEN_FILE");
+    }
+    const Option* option = FindOption(name);
+    if (option == nullptr) return InvalidArgument("unknown flag --" + name + " (see --help)");
+    if (!has_value && option->value_hint != nullptr) {
+      if (i + 1 >= args.size()) return Invalid(option->flag, "needs a value");
+      value = args[++i];
+    }
+    Status st = option->apply(s, value);
+    if (!st.ok()) return st;
+  }
+
+  Status st = Finish(s, env);
+  if (!st.ok()) return st;
+  return parsed;
+}
+
+std::string HelpText() {
+  std::ostringstream out;
+  out << "Usage: oxide-csi-plugin [flags]\n\n"
+         "Serves the CSI Identity, Controller and Node services for Oxide disks on a unix socket.\n"
+         "Flags override environment variables. The Oxide token is read only from OXIDE_TOKEN or\n"
+         "OXIDE_TOKEN_FILE and is never printed.\n\nFlags:\n";
+  for (const Option& option : Options()) {
+    std::string left = std::string("  --") + option.flag;
+    if (option.value_hint != nullptr) left += std::string("=") + option.value_hint;
+    out << left << "\n      " << option.help << "\n      default: " << option.default_text;
+    if (option.env != nullptr) out << "; environment: " << option.env;
+    out << "\n";
+  }
+  out << "  --help       print this text\n  --version    print the version\n\n"
+         "Environment: OXIDE_TOKEN (the Oxide API token; or OXIDE_TOKEN_FILE).\n";
+  return out.str();
+}
+
+}  // namespace oxide

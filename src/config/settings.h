@@ -1,0 +1,66 @@
+// The plugin's settings: what they are, their defaults, and how they are read from the command
+// line and the environment (CSI convention: CSI_ENDPOINT, OXIDE_* variables). Parsing is pure and
+// runs once at start on the main thread; the result is immutable afterwards.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "util/log.h"
+#include "util/status.h"
+
+namespace oxide {
+
+enum class Mode { kController, kNode, kAll };
+const char* ModeName(Mode mode);
+
+inline constexpr const char* kDefaultDriverName = "csi.oxide.computer";
+inline constexpr const char* kDefaultStateDb = "/var/lib/oxide-csi/state.db";
+inline constexpr const char* kTopologyKey = "topology.csi.oxide.computer/zone";
+
+struct Settings {
+  std::string endpoint;     // as given, e.g. unix:///csi/csi.sock
+  std::string socket_path;  // the absolute path it names
+  mode_t socket_mode = 0660;
+  Mode mode = Mode::kAll;
+  std::string driver_name = kDefaultDriverName;
+  std::string state_db = kDefaultStateDb;
+  log::Level log_level = log::Level::kInfo;
+  log::Format log_format = log::Format::kText;
+  int shutdown_grace_seconds = 15;
+  std::string topology_zone = "default";
+
+  // Controller: the Oxide API.
+  std::string oxide_host;
+  std::string oxide_project;
+  std::string oxide_token;  // secret: never logged, never in an error message
+  std::string oxide_ca_file;
+  bool oxide_insecure = false;
+
+  // Node: the Oxide instance this node runs on.
+  std::string instance_id;
+  std::string instance_metadata_file;
+
+  bool ServesController() const { return mode != Mode::kNode; }
+  bool ServesNode() const { return mode != Mode::kController; }
+};
+
+using Environment = std::map<std::string, std::string>;
+Environment ProcessEnvironment();
+
+struct ParsedCommandLine {
+  enum class Action { kRun, kHelp, kVersion } action = Action::kRun;
+  Settings settings;
+};
+
+// Reads flags (`--name=value` or `--name value`) over the environment; flags win. Every problem
+// is an INVALID_ARGUMENT naming the setting, without echoing secret values.
+StatusOr<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& args,
+                                             const Environment& env);
+
+std::string HelpText();
+
+}  // namespace oxide

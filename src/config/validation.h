@@ -1,0 +1,28 @@
+// Syntax checks shared by the settings parser and the RPC handlers: Oxide names, UUIDs, CSI
+// driver names, endpoints. Pure functions; any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace oxide {
+
+bool IsUuid(std::string_view text);
+std::string ToLower(std::string_view text);
+
+// Oxide resource name rules (1-63 bytes, [a-z][a-z0-9-]*, no trailing '-', not a UUID).
+// Returns the reason it is not a valid name, or an empty string.
+std::string OxideNameProblem(std::string_view name);
+
+// CSI plugin name rules: at most 63 characters, starts and ends alphanumeric, '-', '.' inside.
+bool IsValidDriverName(std::string_view name);
+
+// Accepts "unix:///abs/path.sock" or "/abs/path.sock" and returns the socket path.
+StatusOr<std::string> SocketPathFromEndpoint(std::string_view endpoint);
+
+// The directory part of an absolute path ("/a/b.sock" -> "/a"), lexically normalised.
+std::string ParentDirectory(std::string_view path);
+
+}  // namespace oxide

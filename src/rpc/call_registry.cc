@@ -1,0 +1,69 @@
+#include "rpc/call_registry.h"
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "util/log.h"
+
+namespace oxide::rpc {
+namespace {
+
+// RPCs that only read: logged at debug level when they succeed, so that a liveness probe every
+// few seconds does not fill the log.
+bool IsQuiet(const char* method) {
+  static const char* const kQuiet[] = {
+      "GetPluginInfo", "GetPluginCapabilities", "Probe", "ControllerGetCapabilities",
+      "NodeGetCapabilities", "NodeGetInfo", "NodeGetVolumeStats", "GetCapacity",
+      "ListVolumes", "ListSnapshots", "ControllerGetVolume", "ValidateVolumeCapabilities"};
+  for (const char* quiet : kQuiet) {
+    if (std::strcmp(method, quiet) == 0) return true;
+  }
+  return false;
+}
+
+const char* CodeName(grpc::StatusCode code) {
+  static const char* const kNames[] = {
+      "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+      "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+      "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+      "UNAUTHENTICATED"};
+  int index = static_cast<int>(code);
+  return index >= 0 && index <= 16 ? kNames[index] : "UNKNOWN";
+}
+
+}  // namespace
+
+CallRegistry::CallRegistry() : id_prefix_(std::random_device{}() & 0xffffffu) {}
+
+std::string CallRegistry::NextRequestId() {
+  char id[24];
+  snprintf(id, sizeof id, "%06llx-%llu", static_cast<unsigned long long>(id_prefix_),
+           static_cast<unsigned long long>(++id_counter_));
+  return id;
+}
+
+void CallRegistry::CallEnded(const CallInfo& info, const grpc::Status& status,
+                             const std::string& volume_id, bool delivered) {
+  --in_flight_;
+  ++served_;
+  log::Level level = log::Level::kInfo;
+  if (status.error_code() == grpc::StatusCode::INTERNAL ||
+      status.error_code() == grpc::StatusCode::UNKNOWN) {
+    level = log::Level::kError;
+  } else if (status.ok() && IsQuiet(info.method)) {
+    level = log::Level::kDebug;
+  }
+  if (!log::Enabled(level)) return;
+  auto duration = std::chrono::steady_clock::now() - info.started;
+  log::Write(level, status.ok() ? "rpc ok" : "rpc failed",
+             {{"rpc", info.method},
+              {"request_id", info.request_id},
+              {"volume_id", volume_id},
+              {"code", CodeName(status.error_code())},
+              {"error", status.error_message()},
+              {"duration_ms", log::Millis(duration)},
+              {"delivered", delivered ? "true" : "false"}});
+}
+
+}  // namespace oxide::rpc

@@ -1,0 +1,75 @@
+// The CSI gRPC server: the three services on one unix socket, on the async completion-queue API.
+// Created, started and shut down on the loop thread; the completion queue is drained by a
+// CompletionPump thread that only hands tags to the loop.
+#pragma once
+
+#include <grpcpp/server.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "loop/event_loop.h"
+#include "rpc/call_registry.h"
+#include "rpc/completion_pump.h"
+#include "rpc/csi_rpcs.h"
+#include "util/status.h"
+
+namespace oxide::rpc {
+
+struct ServerOptions {
+  std::string socket_path;
+  mode_t socket_mode = 0660;
+  // Calls each method can accept before the loop re-arms it.
+  int listeners_per_method = 8;
+};
+
+class CsiServer {
+ public:
+  CsiServer(EventLoop* loop, CsiHandlers handlers);
+  ~CsiServer();
+  CsiServer(const CsiServer&) = delete;
+  CsiServer& operator=(const CsiServer&) = delete;
+
+  // Binds the socket (replacing a stale one, refusing a live one) and starts serving.
+  Status Start(const ServerOptions& options);
+
+  // Stops accepting calls, lets calls in flight finish within `grace`, drains the queue, removes
+  // the socket, then runs `done` on the loop thread. Idempotent.
+  void Shutdown(std::chrono::milliseconds grace, std::function<void()> done);
+
+  const CallRegistry& registry() const { return registry_; }
+
+ private:
+  void ListenAll();
+  void CloseQueue();
+  void AfterQueueDrained();
+
+  EventLoop* loop_;
+  CsiHandlers handlers_;
+  ServerOptions options_;
+
+  // Named after the CSI service so that the X-macros can find them.
+  csi::v1::Identity::AsyncService Identity_service_;
+  csi::v1::Controller::AsyncService Controller_service_;
+  csi::v1::Node::AsyncService Node_service_;
+
+#define OXIDE_DECLARE_METHOD(service, name)                                              \
+  UnaryMethod<csi::v1::service::AsyncService, csi::v1::name##Request, csi::v1::name##Response> \
+      name##_method_;
+  OXIDE_CSI_ALL_RPCS(OXIDE_DECLARE_METHOD)
+#undef OXIDE_DECLARE_METHOD
+
+  CallRegistry registry_;
+  std::unique_ptr<grpc::ServerCompletionQueue> cq_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<CompletionPump> pump_;
+  std::thread stopper_;
+  bool shutting_down_ = false;
+  std::function<void()> done_;
+};
+
+}  // namespace oxide::rpc

@@ -1,0 +1,41 @@
+// Thin RAII wrappers over sqlite3 and sqlite3_stmt. No thread rules of their own: the owner of the
+// connection (the loop thread, for the plugin) is the only caller.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace oxide::store {
+
+class Statement {
+ public:
+  Statement() = default;
+  Statement(sqlite3* db, std::string_view sql);
+  ~Statement();
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  bool valid() const { return stmt_ != nullptr; }
+  Statement& Bind(int index, std::string_view text);
+  Statement& Bind(int index, int64_t value);
+  // SQLITE_ROW, SQLITE_DONE or an error code.
+  int Step();
+  void Reset();
+  std::string ColumnText(int column) const;
+  int64_t ColumnInt(int column) const;
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Runs one or more statements that return no rows.
+Status Exec(sqlite3* db, const std::string& sql);
+
+}  // namespace oxide::store

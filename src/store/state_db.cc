@@ -1,0 +1,145 @@
+#include "store/state_db.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "store/migrations.h"
+
+namespace oxide::store {
+namespace {
+
+Status OpenError(const std::string& path, const std::string& why) {
+  return FailedPrecondition("state database " + path + ": " + why);
+}
+
+std::string Describe(sqlite3* db, int rc) {
+  switch (rc) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return "locked by another process (is another oxide-csi-plugin using it?)";
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      return "corrupt or not an SQLite database; it was left untouched — restore it from a backup "
+             "or move it away";
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+      return std::string("cannot be opened for writing (") + sqlite3_errmsg(db) + ")";
+    default:
+      return sqlite3_errmsg(db);
+  }
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<StateDb>> StateDb::Open(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
+    std::filesystem::create_directories(parent, ec);
+    if (ec) return OpenError(path, "cannot create directory " + parent.string() + ": " + ec.message());
+    std::filesystem::permissions(parent, std::filesystem::perms::owner_all, ec);
+  }
+  if (std::filesystem::is_directory(path, ec)) return OpenError(path, "is a directory");
+
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  std::unique_ptr<StateDb> state(new StateDb(path, db));
+  if (rc != SQLITE_OK) return OpenError(path, Describe(db, rc));
+  Status st = state->Initialize();
+  if (!st.ok()) return st;
+  return state;
+}
+
+StateDb::~StateDb() {
+  health_read_ = Statement();
+  sqlite3_close_v2(db_);
+}
+
+Status StateDb::Initialize() {
+  sqlite3_extended_result_codes(db_, 0);
+  // An exclusive lock held for the whole life of the process: a second plugin on the same file
+  // fails at start instead of interleaving writes with us.
+  const char* setup =
+      "PRAGMA locking_mode=EXCLUSIVE;"
+      "PRAGMA journal_mode=WAL;"
+      "PRAGMA synchronous=FULL;"
+      "PRAGMA foreign_keys=ON;";
+  if (sqlite3_exec(db_, setup, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    return OpenError(path_, Describe(db_, sqlite3_errcode(db_)));
+  }
+  // Take the write lock now (locking_mode=EXCLUSIVE keeps it once taken).
+  int rc = sqlite3_exec(db_, "BEGIN IMMEDIATE; COMMIT;", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return OpenError(path_, Describe(db_, rc));
+
+  Statement check(db_, "PRAGMA quick_check");
+  rc = check.Step();
+  if (rc != SQLITE_ROW) return OpenError(path_, Describe(db_, rc));
+  if (check.ColumnText(0) != "ok") {
+    return OpenError(path_, "integrity check failed (" + check.ColumnText(0) +
+                                "); it was left untouched — restore it from a backup");
+  }
+
+  Status st = Migrate();
+  if (!st.ok()) return st;
+
+  struct stat info{};
+  if (stat(path_.c_str(), &info) != 0) {
+    return OpenError(path_, std::string("cannot stat: ") + std::strerror(errno));
+  }
+  device_ = info.st_dev;
+  inode_ = info.st_ino;
+  health_read_ = Statement(db_, "SELECT count(*) FROM meta");
+  return Status::Ok();
+}
+
+int StateDb::LatestSchemaVersion() { return Migrations().back().version; }
+
+Status StateDb::Migrate() {
+  Statement version(db_, "PRAGMA user_version");
+  if (version.Step() != SQLITE_ROW) return OpenError(path_, sqlite3_errmsg(db_));
+  schema_version_ = static_cast<int>(version.ColumnInt(0));
+  if (schema_version_ > LatestSchemaVersion()) {
+    return OpenError(path_, "schema version " + std::to_string(schema_version_) +
+                                " is newer than this plugin understands (" +
+                                std::to_string(LatestSchemaVersion()) +
+                                "); run the newer plugin or restore a backup");
+  }
+  for (const Migration& m : Migrations()) {
+    if (m.version <= schema_version_) continue;
+    std::string sql = std::string("BEGIN IMMEDIATE;") + m.sql + "PRAGMA user_version=" +
+                      std::to_string(m.version) + ";COMMIT;";
+    Status st = Exec(db_, sql);
+    if (!st.ok()) {
+      (void)Exec(db_, "ROLLBACK");
+      return OpenError(path_, "migration to schema " + std::to_string(m.version) + " (" +
+                                  m.description + ") failed: " + st.message());
+    }
+    schema_version_ = m.version;
+  }
+  return Status::Ok();
+}
+
+Status StateDb::Health() {
+  struct stat info{};
+  if (stat(path_.c_str(), &info) != 0 || info.st_dev != device_ || info.st_ino != inode_) {
+    return FailedPrecondition("state database " + path_ +
+                              " was removed or replaced while the plugin runs; restart the plugin");
+  }
+  if (!last_commit_.ok()) {
+    return FailedPrecondition("state database " + path_ +
+                              ": the last commit failed: " + last_commit_.message());
+  }
+  int rc = health_read_.Step();
+  health_read_.Reset();
+  if (rc != SQLITE_ROW) {
+    return FailedPrecondition("state database " + path_ + ": " + Describe(db_, rc));
+  }
+  return Status::Ok();
+}
+
+}  // namespace oxide::store

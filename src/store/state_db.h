@@ -1,0 +1,53 @@
+// The plugin's durable state: one SQLite database (WAL, exclusive lock, versioned schema).
+// Open() runs once at start; afterwards only the loop thread uses the StateDb.
+// Later issues add the volume, snapshot and journal tables through new migrations.
+#pragma once
+
+#include <sqlite3.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "store/sqlite_handle.h"
+#include "util/status.h"
+
+namespace oxide::store {
+
+class StateDb {
+ public:
+  // Opens or creates the database at `path` (creating its directory), takes an exclusive lock so
+  // that no second plugin can share it, checks its integrity and applies pending migrations.
+  // Fails with a message naming the file and the reason: corrupt, unwritable, locked, too new.
+  static StatusOr<std::unique_ptr<StateDb>> Open(const std::string& path);
+  ~StateDb();
+  StateDb(const StateDb&) = delete;
+  StateDb& operator=(const StateDb&) = delete;
+
+  // OK when the database can be used: the file is still the one opened, it answers reads, and
+  // the last commit succeeded. Otherwise FAILED_PRECONDITION with the reason.
+  Status Health();
+
+  int schema_version() const { return schema_version_; }
+  static int LatestSchemaVersion();
+  sqlite3* handle() { return db_; }
+  const std::string& path() const { return path_; }
+
+  // Records the outcome of a commit so Health() reports a failing disk.
+  void NoteCommitResult(const Status& status) { last_commit_ = status; }
+
+ private:
+  StateDb(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  Status Initialize();
+  Status Migrate();
+
+  std::string path_;
+  sqlite3* db_;
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
+  int schema_version_ = 0;
+  Status last_commit_;
+  Statement health_read_;
+};
+
+}  // namespace oxide::store
