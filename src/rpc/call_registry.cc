@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "util/log.h"
 
@@ -43,10 +44,19 @@ std::string CallRegistry::NextRequestId() {
   return id;
 }
 
+void CallRegistry::StopAccepting(std::function<void()> on_idle) {
+  accepting_ = false;
+  on_idle_ = std::move(on_idle);
+  if (in_flight_ == 0 && on_idle_) std::exchange(on_idle_, nullptr)();
+}
+
 void CallRegistry::CallEnded(const CallInfo& info, const grpc::Status& status,
-                             const std::string& volume_id, bool delivered) {
-  --in_flight_;
-  ++served_;
+                             const std::string& volume_id, bool delivered, bool counted) {
+  if (counted) {
+    --in_flight_;
+    ++served_;
+    if (in_flight_ == 0 && on_idle_) std::exchange(on_idle_, nullptr)();
+  }
   log::Level level = log::Level::kInfo;
   if (status.error_code() == grpc::StatusCode::INTERNAL ||
       status.error_code() == grpc::StatusCode::UNKNOWN) {

@@ -1,11 +1,12 @@
-// Bookkeeping shared by all call objects of one server: whether new calls are accepted, whether
-// the completion queue still takes operations, the count of calls in flight, and the per-call
-// log record. Loop thread only.
+// Bookkeeping shared by all call objects of one server: whether new calls are served, whether
+// the completion queue still takes operations, the count of calls being served, and the
+// per-call log record. Loop thread only.
 #pragma once
 
 #include <grpcpp/server_context.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "rpc/call_info.h"
@@ -16,8 +17,12 @@ class CallRegistry {
  public:
   CallRegistry();
 
+  // While accepting, calls are served; afterwards they are refused with UNAVAILABLE.
   bool accepting() const { return accepting_; }
-  void StopAccepting() { accepting_ = false; }
+  // Stops serving new calls; `on_idle` runs once no served call is left in flight (at once if
+  // there is none).
+  void StopAccepting(std::function<void()> on_idle);
+  // While the queue is open, call objects may start queue operations (listen, answer).
   bool queue_open() const { return queue_open_; }
   void CloseQueue() { queue_open_ = false; }
 
@@ -27,12 +32,14 @@ class CallRegistry {
   std::string NextRequestId();
   void CallStarted() { ++in_flight_; }
   // Logs the outcome. `volume_id` may be empty. `delivered` is false when the CO never got it.
+  // `counted` says whether CallStarted() was called for it.
   void CallEnded(const CallInfo& info, const grpc::Status& status, const std::string& volume_id,
-                 bool delivered);
+                 bool delivered, bool counted);
 
  private:
   bool accepting_ = true;
   bool queue_open_ = true;
+  std::function<void()> on_idle_;
   int in_flight_ = 0;
   uint64_t served_ = 0;
   uint64_t id_prefix_;

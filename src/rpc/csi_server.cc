@@ -70,17 +70,40 @@ void CsiServer::Shutdown(std::chrono::milliseconds grace, std::function<void()> 
   if (shutting_down_) return;
   shutting_down_ = true;
   done_ = std::move(done);
-  registry_.StopAccepting();
   if (!server_) {
     loop_->Post([this] { AfterQueueDrained(); });
     return;
   }
-  log::Info("shutting down: no new calls; waiting for calls in flight",
+  log::Info("shutting down: refusing new calls, waiting for calls in flight",
             {{"in_flight", std::to_string(registry_.in_flight())},
              {"grace_ms", std::to_string(grace.count())}});
-  // grpc::Server::Shutdown blocks until the calls in flight end, and they end on the loop
-  // thread, so it waits on a thread of its own.
-  auto deadline = std::chrono::system_clock::now() + grace;
+  grace_timer_ = new uv_timer_t;
+  uv_timer_init(loop_->uv(), grace_timer_);
+  grace_timer_->data = this;
+  uv_timer_start(
+      grace_timer_,
+      [](uv_timer_t* timer) {
+        auto* self = static_cast<CsiServer*>(timer->data);
+        log::Warn("grace period over: cancelling the calls still in flight",
+                  {{"in_flight", std::to_string(self->registry_.in_flight())}});
+        self->StopGrpcServer();
+      },
+      static_cast<uint64_t>(grace.count()), 0);
+  registry_.StopAccepting([this] { StopGrpcServer(); });
+}
+
+void CsiServer::StopGrpcServer() {
+  if (grpc_stopping_) return;
+  grpc_stopping_ = true;
+  uv_timer_stop(grace_timer_);
+  uv_close(reinterpret_cast<uv_handle_t*>(grace_timer_),
+           [](uv_handle_t* handle) { delete reinterpret_cast<uv_timer_t*>(handle); });
+  grace_timer_ = nullptr;
+  // Nothing of ours is in flight now (or the grace is over). grpc::Server::Shutdown would also
+  // wait for idle client connections, which a CO keeps open, so give it only a short deadline:
+  // enough for a call that raced the shutdown to be refused, then connections are closed.
+  // It blocks, and calls end on the loop thread, so it runs on a thread of its own.
+  auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(200);
   stopper_ = std::thread([this, deadline] {
     server_->Shutdown(deadline);
     loop_->Post([this] { CloseQueue(); });

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <grpcpp/server.h>
+#include <uv.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -37,14 +38,16 @@ class CsiServer {
   // Binds the socket (replacing a stale one, refusing a live one) and starts serving.
   Status Start(const ServerOptions& options);
 
-  // Stops accepting calls, lets calls in flight finish within `grace`, drains the queue, removes
-  // the socket, then runs `done` on the loop thread. Idempotent.
+  // Stops serving new calls (they are refused with UNAVAILABLE), lets calls in flight finish
+  // within `grace`, stops gRPC, drains the queue, removes the socket, then runs `done` on the
+  // loop thread. Idempotent.
   void Shutdown(std::chrono::milliseconds grace, std::function<void()> done);
 
   const CallRegistry& registry() const { return registry_; }
 
  private:
   void ListenAll();
+  void StopGrpcServer();
   void CloseQueue();
   void AfterQueueDrained();
 
@@ -68,7 +71,9 @@ class CsiServer {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<CompletionPump> pump_;
   std::thread stopper_;
+  uv_timer_t* grace_timer_ = nullptr;  // freed in its close callback
   bool shutting_down_ = false;
+  bool grpc_stopping_ = false;
   std::function<void()> done_;
 };
 

@@ -55,18 +55,20 @@ class UnaryCall final : public CompletionTag, public ReplySink<Response> {
         delete this;
         return;
       }
-      if (registry_->accepting()) Listen(method_, registry_, cq_);
+      // Listeners are re-armed until the queue closes, also during shutdown, so that a call
+      // arriving then is refused cleanly (UNAVAILABLE) instead of cancelled by gRPC.
+      if (registry_->queue_open()) Listen(method_, registry_, cq_);
       Start();
       return;
     }
-    registry_->CallEnded(info_, status_, VolumeIdOf(request_), ok);
+    registry_->CallEnded(info_, status_, VolumeIdOf(request_), ok, counted_);
     delete this;
   }
 
   void Answer(Response response, const Status& status) override {
     status_ = ToGrpc(status);
     if (!registry_->queue_open()) {  // too late: the server has gone
-      registry_->CallEnded(info_, status_, VolumeIdOf(request_), false);
+      registry_->CallEnded(info_, status_, VolumeIdOf(request_), false, counted_);
       delete this;
       return;
     }
@@ -90,13 +92,18 @@ class UnaryCall final : public CompletionTag, public ReplySink<Response> {
     info_.request_id = registry_->NextRequestId();
     info_.started = std::chrono::steady_clock::now();
     info_.deadline = context_.deadline();
+    Reply<Response> reply(this);
+    if (!registry_->accepting()) {
+      reply.Fail(Unavailable("the plugin is shutting down; retry the call"));
+      return;
+    }
+    counted_ = true;
     registry_->CallStarted();
     if (log::Enabled(log::Level::kDebug)) {
       log::Debug("rpc request", {{"rpc", info_.method},
                                  {"request_id", info_.request_id},
                                  {"request", RedactedText(request_)}});
     }
-    Reply<Response> reply(this);
     if (!method_->handler) {
       reply.Fail(Unimplemented(std::string(method_->name) +
                                " is not served by this plugin in its current --mode"));
@@ -119,6 +126,7 @@ class UnaryCall final : public CompletionTag, public ReplySink<Response> {
   CallRegistry* registry_;
   grpc::ServerCompletionQueue* cq_;
   State state_ = State::kListening;
+  bool counted_ = false;  // served (not refused): counts as in flight until it ends
   grpc::ServerContext context_;
   Request request_;
   grpc::ServerAsyncResponseWriter<Response> writer_;

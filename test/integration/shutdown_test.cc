@@ -1,0 +1,220 @@
+// Graceful shutdown: calls in flight finish within the grace period, new calls are refused, the
+// socket is removed and the process exits 0. In-process tests use the real CsiServer on a real
+// socket with a handler that answers late; process tests send SIGTERM to the real binary.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <uv.h>
+
+#include <atomic>
+#include <thread>
+
+#include "csi.grpc.pb.h"
+#include "loop/event_loop.h"
+#include "rpc/csi_server.h"
+#include "support/plugin_setup.h"
+
+namespace oxide::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool Exists(const std::string& path) {
+  struct stat info{};
+  return lstat(path.c_str(), &info) == 0;
+}
+
+// Answers every Probe after `delay` on a loop timer (or never, for a negative delay).
+class SlowProbe {
+ public:
+  SlowProbe(EventLoop* loop, std::chrono::milliseconds delay) : loop_(loop), delay_(delay) {}
+
+  void Install(rpc::CsiHandlers& handlers) {
+    handlers.Probe = [this](const rpc::CallInfo&, const csi::v1::ProbeRequest&,
+                            rpc::Reply<csi::v1::ProbeResponse> reply) {
+      ++started;
+      if (delay_.count() < 0) {
+        held_.push_back(std::move(reply));
+        return;
+      }
+      auto* timer = new uv_timer_t;
+      timer->data = new rpc::Reply<csi::v1::ProbeResponse>(std::move(reply));
+      uv_timer_init(loop_->uv(), timer);
+      uv_timer_start(
+          timer,
+          [](uv_timer_t* t) {
+            auto* pending = static_cast<rpc::Reply<csi::v1::ProbeResponse>*>(t->data);
+            csi::v1::ProbeResponse response;
+            response.mutable_ready()->set_value(true);
+            pending->Ok(response);
+            delete pending;
+            uv_close(reinterpret_cast<uv_handle_t*>(t),
+                     [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+          },
+          static_cast<uint64_t>(delay_.count()), 0);
+    };
+  }
+  void DropHeld() { held_.clear(); }
+
+  std::atomic<int> started{0};
+
+ private:
+  EventLoop* loop_;
+  std::chrono::milliseconds delay_;
+  std::vector<rpc::Reply<csi::v1::ProbeResponse>> held_;
+};
+
+struct InProcessServer {
+  explicit InProcessServer(std::chrono::milliseconds probe_delay) : probe(&loop, probe_delay) {
+    rpc::CsiHandlers handlers;
+    probe.Install(handlers);
+    server = std::make_unique<rpc::CsiServer>(&loop, std::move(handlers));
+    Status started = server->Start({.socket_path = dir.File("csi.sock")});
+    EXPECT_TRUE(started.ok()) << started.ToString();
+    thread = std::thread([this] { loop.Run(); });
+  }
+  ~InProcessServer() {
+    if (thread.joinable()) thread.join();
+  }
+  // Starts the shutdown on the loop thread; `stopped` becomes true when it is complete.
+  void Shutdown(std::chrono::milliseconds grace) {
+    loop.Post([this, grace] {
+      server->Shutdown(grace, [this] {
+        probe.DropHeld();
+        stopped = true;
+        loop.Stop();
+      });
+    });
+  }
+  std::string socket() const { return dir.File("csi.sock"); }
+
+  TempDir dir;
+  EventLoop loop;
+  SlowProbe probe;
+  std::unique_ptr<rpc::CsiServer> server;
+  std::thread thread;
+  std::atomic<bool> stopped{false};
+};
+
+grpc::Status CallProbe(const std::string& socket, std::chrono::seconds deadline = 10s) {
+  auto stub = csi::v1::Identity::NewStub(UnixChannel(socket));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + deadline);
+  csi::v1::ProbeResponse response;
+  return stub->Probe(&context, {}, &response);
+}
+
+TEST(Shutdown, ACallInFlightFinishesBeforeTheServerStops) {
+  InProcessServer server(400ms);
+  std::atomic<bool> answered{false};
+  grpc::Status in_flight_status;
+  std::thread caller([&] {
+    in_flight_status = CallProbe(server.socket());
+    answered = true;
+  });
+  while (server.probe.started == 0) std::this_thread::sleep_for(1ms);
+  auto begin = std::chrono::steady_clock::now();
+  server.Shutdown(5s);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_FALSE(server.stopped) << "must wait for the call in flight";
+  caller.join();
+  EXPECT_TRUE(in_flight_status.ok()) << in_flight_status.error_message();
+  server.thread.join();
+  EXPECT_TRUE(server.stopped);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 3s);
+  EXPECT_FALSE(Exists(server.socket())) << "the socket must be removed";
+}
+
+TEST(Shutdown, NewCallsAreRefusedOnceShutdownBegins) {
+  InProcessServer server(600ms);
+  std::thread caller([&] { EXPECT_TRUE(CallProbe(server.socket()).ok()); });
+  while (server.probe.started == 0) std::this_thread::sleep_for(1ms);
+  server.Shutdown(5s);
+  std::this_thread::sleep_for(100ms);
+  grpc::Status late = CallProbe(server.socket(), 2s);
+  EXPECT_FALSE(late.ok());
+  EXPECT_EQ(server.probe.started, 1) << "no handler may run for a call after shutdown began";
+  caller.join();
+}
+
+TEST(Shutdown, TheGracePeriodBoundsACallThatNeverEnds) {
+  InProcessServer server(-1ms);
+  std::thread caller([&] {
+    grpc::Status status = CallProbe(server.socket());
+    EXPECT_FALSE(status.ok());
+  });
+  while (server.probe.started == 0) std::this_thread::sleep_for(1ms);
+  auto begin = std::chrono::steady_clock::now();
+  server.Shutdown(300ms);
+  server.thread.join();
+  auto took = std::chrono::steady_clock::now() - begin;
+  EXPECT_TRUE(server.stopped);
+  EXPECT_GE(took, 250ms);
+  EXPECT_LT(took, 3s);
+  caller.join();
+}
+
+// Under constant load, calls before SIGTERM all succeed; calls racing the shutdown may be refused
+// (UNAVAILABLE) or, when they reach gRPC in the instant it stops, CANCELLED — both are
+// retryable for a CO — but never fail any other way. Then the process exits 0, socket removed.
+TEST(Shutdown, SigtermUnderLoadExitsZeroAndRemovesTheSocket) {
+  PluginSetup setup("all");
+  auto plugin = setup.Start();
+  std::atomic<bool> stop{false};
+  std::atomic<bool> signalled{false};
+  std::atomic<int> ok{0}, failed_before_signal{0}, other{0};
+  std::vector<std::thread> callers;
+  auto channel = UnixChannel(setup.socket_path());
+  for (int t = 0; t < 8; ++t) {
+    callers.emplace_back([&] {
+      auto stub = csi::v1::Identity::NewStub(channel);
+      while (!stop) {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 2s);
+        csi::v1::ProbeResponse response;
+        grpc::Status status = stub->Probe(&context, {}, &response);
+        if (status.ok()) {
+          ++ok;
+          continue;
+        }
+        if (!signalled) ++failed_before_signal;  // failed before SIGTERM was even sent
+        if (status.error_code() != grpc::StatusCode::UNAVAILABLE &&
+            status.error_code() != grpc::StatusCode::CANCELLED) {
+          ++other;
+          ADD_FAILURE() << "unexpected status " << status.error_code() << ": "
+                        << status.error_message();
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(300ms);
+  int ok_before = ok.load();
+  signalled = true;
+  plugin->Signal(SIGTERM);
+  EXPECT_EQ(plugin->WaitExit(10s), 0) << plugin->Log();
+  stop = true;
+  for (auto& caller : callers) caller.join();
+  EXPECT_GT(ok_before, 0);
+  EXPECT_EQ(failed_before_signal.load(), 0);
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_FALSE(Exists(setup.socket_path()));
+  EXPECT_NE(plugin->Log().find("exited cleanly"), std::string::npos);
+}
+
+TEST(Shutdown, AnIdleClientConnectionDoesNotHoldTheShutdown) {
+  PluginSetup setup("all");
+  setup.args.push_back("--shutdown-grace-seconds=30");
+  auto plugin = setup.Start();
+  auto channel = UnixChannel(setup.socket_path());
+  EXPECT_TRUE(CallProbe(setup.socket_path()).ok());
+  auto stub = csi::v1::Identity::NewStub(channel);  // keeps a connection open, like kubelet
+  grpc::ClientContext context;
+  csi::v1::ProbeResponse response;
+  ASSERT_TRUE(stub->Probe(&context, {}, &response).ok());
+  auto begin = std::chrono::steady_clock::now();
+  plugin->Signal(SIGTERM);
+  EXPECT_EQ(plugin->WaitExit(10s), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 2s) << "must not wait for the 30 s grace";
+}
+
+}  // namespace
+}  // namespace oxide::testing

@@ -1,0 +1,80 @@
+// Starting the plugin with bad settings or an unusable state database: one clear line on
+// stderr, exit code 2, never a crash, and --help / --version.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "support/plugin_setup.h"
+
+namespace oxide::testing {
+namespace {
+
+int LineCount(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(Startup, HelpListsTheSettingsAndExitsZero) {
+  ProcessResult result = RunProgram(PluginBinary(), {"--help"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_NE(result.out.find("--endpoint"), std::string::npos);
+  EXPECT_NE(result.out.find("--state-db"), std::string::npos);
+  EXPECT_NE(result.out.find("default:"), std::string::npos);
+}
+
+TEST(Startup, VersionPrintsTheBuildVersion) {
+  ProcessResult result = RunProgram(PluginBinary(), {"--version"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out, std::string("oxide-csi-plugin ") + OXIDE_CSI_VERSION + "\n");
+}
+
+TEST(Startup, BadSettingsFailFastWithOneLineNamingThem) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  PluginSetup setup("all");
+  std::vector<Case> cases = {
+      {{"--mode=bogus"}, "--mode"},
+      {{"--log-level=chatty"}, "--log-level"},
+      {{"--endpoint=tcp://0:1"}, "--endpoint"},
+      {{"--unknown"}, "unknown flag --unknown"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = setup.args;
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    ProcessResult result = RunProgram(PluginBinary(), args, setup.env);
+    EXPECT_EQ(result.exit_code, 2) << c.expected;
+    EXPECT_EQ(LineCount(result.err), 1) << result.err;
+    EXPECT_NE(result.err.find(c.expected), std::string::npos) << result.err;
+    EXPECT_EQ(result.err.find(kTestToken), std::string::npos);
+  }
+  ProcessResult missing = RunProgram(PluginBinary(), {"--mode=node"}, {});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("CSI_ENDPOINT"), std::string::npos) << missing.err;
+}
+
+TEST(Startup, ACorruptStateDatabaseStopsTheStartWithExitCode2) {
+  PluginSetup setup("node");
+  std::filesystem::create_directories(setup.File("state"));
+  WriteFile(setup.state_db(), std::string(4096, 'z'));
+  ProcessResult result = RunProgram(PluginBinary(), setup.args, setup.env);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(LineCount(result.err), 1) << result.err;
+  EXPECT_NE(result.err.find("corrupt"), std::string::npos) << result.err;
+  EXPECT_EQ(ReadFile(setup.state_db()), std::string(4096, 'z')) << "data must be left untouched";
+}
+
+TEST(Startup, AStateDatabaseInUseByAnotherPluginIsRefused) {
+  PluginSetup setup("node");
+  auto first = setup.Start();
+  PluginSetup other("node");
+  std::vector<std::string> args = other.args;
+  args[2] = "--state-db=" + setup.state_db();
+  ProcessResult second = RunProgram(PluginBinary(), args, other.env);
+  EXPECT_EQ(second.exit_code, 2);
+  EXPECT_NE(second.err.find("locked by another process"), std::string::npos) << second.err;
+}
+
+}  // namespace
+}  // namespace oxide::testing

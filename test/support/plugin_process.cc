@@ -1,0 +1,138 @@
+#include "support/plugin_process.h"
+
+#include <fcntl.h>
+#include <grpcpp/create_channel.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include "support/temp_dir.h"
+
+namespace oxide::testing {
+namespace {
+
+std::vector<char*> CStrings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+pid_t Spawn(const std::string& binary, const std::vector<std::string>& args,
+            const std::map<std::string, std::string>& env, int out_fd, int err_fd) {
+  std::vector<std::string> argv_strings{binary};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<std::string> env_strings{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  for (const auto& [key, value] : env) env_strings.push_back(key + "=" + value);
+  auto argv = CStrings(argv_strings);
+  auto envp = CStrings(env_strings);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, STDIN_FILENO);
+    if (out_fd >= 0) dup2(out_fd, STDOUT_FILENO);
+    if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
+    execve(binary.c_str(), argv.data(), envp.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+bool Connectable(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+std::string PluginBinary() { return OXIDE_CSI_PLUGIN_BIN; }
+std::string CtlBinary() { return OXIDE_CSI_CTL_BIN; }
+
+ProcessResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
+                         const std::map<std::string, std::string>& env,
+                         std::chrono::seconds timeout) {
+  TempDir dir;
+  int out_fd = open(dir.File("out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  int err_fd = open(dir.File("err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = Spawn(binary, args, env, out_fd, err_fd);
+  close(out_fd);
+  close(err_fd);
+  ProcessResult result;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  result.out = ReadFile(dir.File("out"));
+  result.err = ReadFile(dir.File("err"));
+  return result;
+}
+
+PluginProcess::PluginProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
+                             std::string log_path)
+    : log_path_(std::move(log_path)) {
+  int err_fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  pid_ = Spawn(PluginBinary(), args, env, err_fd, err_fd);
+  close(err_fd);
+}
+
+PluginProcess::~PluginProcess() {
+  if (running()) {
+    kill(pid_, SIGKILL);
+    WaitExit();
+  }
+}
+
+bool PluginProcess::running() {
+  if (exited_) return false;
+  if (waitpid(pid_, &status_, WNOHANG) == pid_) exited_ = true;
+  return !exited_;
+}
+
+bool PluginProcess::WaitServing(const std::string& socket_path, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!running()) return false;
+    if (Connectable(socket_path)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+void PluginProcess::Signal(int signum) {
+  if (running()) kill(pid_, signum);
+}
+
+int PluginProcess::WaitExit(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (running()) {
+    if (std::chrono::steady_clock::now() > deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
+}
+
+std::string PluginProcess::Log() const { return ReadFile(log_path_); }
+
+std::shared_ptr<grpc::Channel> UnixChannel(const std::string& socket_path) {
+  return grpc::CreateChannel("unix:" + socket_path, grpc::InsecureChannelCredentials());
+}
+
+}  // namespace oxide::testing

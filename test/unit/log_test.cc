@@ -1,0 +1,98 @@
+// Structured logging: one record per line, JSON and text, empty fields dropped, secrets redacted.
+#include "util/log.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "support/temp_dir.h"
+
+namespace oxide {
+namespace {
+
+class LogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fd_ = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    log::SetOutputFd(fd_);
+  }
+  void TearDown() override {
+    log::SetOutputFd(STDERR_FILENO);
+    log::Configure(log::Level::kInfo, log::Format::kText);
+    close(fd_);
+  }
+  std::vector<std::string> Lines() {
+    std::istringstream in(testing::ReadFile(dir_.File("log")));
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+  testing::TempDir dir_;
+  int fd_ = -1;
+};
+
+TEST_F(LogTest, JsonRecordsAreOneParsableObjectPerLine) {
+  log::Configure(log::Level::kInfo, log::Format::kJson);
+  log::Info("volume created\nsecond line", {{"rpc", "CreateVolume"}, {"volume_id", "v\"1"},
+                                            {"empty", ""}});
+  auto lines = Lines();
+  ASSERT_EQ(lines.size(), 1u);
+  auto record = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(record["level"], "info");
+  EXPECT_EQ(record["msg"], "volume created\nsecond line");
+  EXPECT_EQ(record["rpc"], "CreateVolume");
+  EXPECT_EQ(record["volume_id"], "v\"1");
+  EXPECT_FALSE(record.contains("empty"));
+  EXPECT_TRUE(record.contains("time"));
+}
+
+TEST_F(LogTest, TextRecordsQuoteValuesWithSpaces) {
+  log::Configure(log::Level::kInfo, log::Format::kText);
+  log::Info("hello world", {{"k", "a b"}, {"plain", "x"}});
+  auto lines = Lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("level=info msg=\"hello world\" k=\"a b\" plain=x"), std::string::npos)
+      << lines[0];
+}
+
+TEST_F(LogTest, LevelsBelowTheMinimumAreDropped) {
+  log::Configure(log::Level::kWarn, log::Format::kText);
+  log::Debug("d");
+  log::Info("i");
+  log::Warn("w");
+  log::Error("e");
+  auto lines = Lines();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("msg=w"), std::string::npos);
+  EXPECT_NE(lines[1].find("msg=e"), std::string::npos);
+}
+
+TEST_F(LogTest, RegisteredSecretsNeverReachTheLog) {
+  const std::string secret = "oxide-token-logtest-9f8e7d";
+  log::RegisterSecret(secret);
+  for (auto format : {log::Format::kText, log::Format::kJson}) {
+    log::Configure(log::Level::kDebug, format);
+    log::Error("request failed with token " + secret, {{"header", "Bearer " + secret}});
+  }
+  std::string all = testing::ReadFile(dir_.File("log"));
+  EXPECT_EQ(all.find(secret), std::string::npos) << all;
+  EXPECT_NE(all.find("[REDACTED]"), std::string::npos);
+  EXPECT_EQ(log::Redact("x" + secret + "y" + secret), "x[REDACTED]y[REDACTED]");
+}
+
+TEST(LogParse, LevelsAndFormats) {
+  log::Level level;
+  log::Format format;
+  EXPECT_TRUE(log::ParseLevel("warn", &level));
+  EXPECT_EQ(level, log::Level::kWarn);
+  EXPECT_FALSE(log::ParseLevel("WARN", &level));
+  EXPECT_TRUE(log::ParseFormat("json", &format));
+  EXPECT_EQ(format, log::Format::kJson);
+  EXPECT_FALSE(log::ParseFormat("yaml", &format));
+}
+
+}  // namespace
+}  // namespace oxide

@@ -1,0 +1,193 @@
+// Settings from flags and environment: defaults, precedence, every kind of bad value.
+#include "config/settings.h"
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.h"
+
+namespace oxide {
+namespace {
+
+using testing::TempDir;
+using testing::WriteFile;
+
+const std::string kToken = "oxide-token-supersecret123";
+const std::string kInstance = "6f0c4e3b-1d2a-4c5b-9e8f-0a1b2c3d4e5f";
+
+Environment ControllerEnv() {
+  return {{"OXIDE_HOST", "https://oxide.example.com"},
+          {"OXIDE_TOKEN", kToken},
+          {"OXIDE_PROJECT", "k8s"},
+          {"OXIDE_INSTANCE_ID", kInstance}};
+}
+
+StatusOr<ParsedCommandLine> Parse(std::vector<std::string> args, Environment env = ControllerEnv()) {
+  return ParseCommandLine(args, env);
+}
+
+TEST(Settings, DefaultsWithOnlyTheRequiredSettings) {
+  auto parsed = Parse({"--endpoint=unix:///csi/csi.sock"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const Settings& s = parsed->settings;
+  EXPECT_EQ(s.socket_path, "/csi/csi.sock");
+  EXPECT_EQ(s.mode, Mode::kAll);
+  EXPECT_EQ(s.driver_name, "csi.oxide.computer");
+  EXPECT_EQ(s.state_db, "/var/lib/oxide-csi/state.db");
+  EXPECT_EQ(s.socket_mode, 0660u);
+  EXPECT_EQ(s.shutdown_grace_seconds, 15);
+  EXPECT_EQ(s.oxide_host, "https://oxide.example.com");
+  EXPECT_EQ(s.oxide_token, kToken);
+  EXPECT_EQ(s.oxide_project, "k8s");
+  EXPECT_EQ(s.instance_id, kInstance);
+}
+
+TEST(Settings, EndpointFromEnvironmentAndFlagsOverrideIt) {
+  Environment env = ControllerEnv();
+  env["CSI_ENDPOINT"] = "/run/a.sock";
+  auto from_env = Parse({}, env);
+  ASSERT_TRUE(from_env.ok()) << from_env.status().ToString();
+  EXPECT_EQ(from_env->settings.socket_path, "/run/a.sock");
+  auto overridden = Parse({"--endpoint", "unix:///run/b.sock"}, env);
+  ASSERT_TRUE(overridden.ok());
+  EXPECT_EQ(overridden->settings.socket_path, "/run/b.sock");
+}
+
+TEST(Settings, HelpAndVersionNeedNothingElse) {
+  auto help = ParseCommandLine({"--help"}, {});
+  ASSERT_TRUE(help.ok());
+  EXPECT_EQ(help->action, ParsedCommandLine::Action::kHelp);
+  auto version = ParseCommandLine({"--version"}, {});
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(version->action, ParsedCommandLine::Action::kVersion);
+}
+
+TEST(Settings, HelpListsEverySettingWithItsDefault) {
+  std::string help = HelpText();
+  for (const char* flag : {"--endpoint", "--mode", "--driver-name", "--state-db", "--socket-mode",
+                           "--log-level", "--log-format", "--shutdown-grace-seconds",
+                           "--oxide-host", "--oxide-project", "--oxide-token-file",
+                           "--oxide-ca-file", "--oxide-insecure", "--instance-id",
+                           "--instance-metadata-file", "CSI_ENDPOINT", "OXIDE_TOKEN"}) {
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_NE(help.find("default: /var/lib/oxide-csi/state.db"), std::string::npos);
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  Environment env;
+  std::string expected_in_message;
+};
+
+class SettingsRejects : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(SettingsRejects, WithAMessageNamingTheSetting) {
+  const BadCase& c = GetParam();
+  auto parsed = ParseCommandLine(c.args, c.env);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(parsed.status().message().find(c.expected_in_message), std::string::npos)
+      << parsed.status().message();
+  EXPECT_EQ(parsed.status().message().find(kToken), std::string::npos) << "token leaked";
+}
+
+const std::string kEp = "--endpoint=unix:///csi/csi.sock";
+
+INSTANTIATE_TEST_SUITE_P(
+    BadValues, SettingsRejects,
+    ::testing::Values(
+        BadCase{{}, ControllerEnv(), "--endpoint"},
+        BadCase{{"--endpoint=tcp://127.0.0.1:9000"}, ControllerEnv(), "only unix sockets"},
+        BadCase{{"--endpoint=unix://relative.sock"}, ControllerEnv(), "absolute"},
+        BadCase{{"--endpoint=csi.sock"}, ControllerEnv(), "absolute"},
+        BadCase{{"--endpoint=/a/../b.sock"}, ControllerEnv(), "normalized"},
+        BadCase{{"--endpoint=/" + std::string(120, 'x')}, ControllerEnv(), "longer than"},
+        BadCase{{kEp, "--mode=everything"}, ControllerEnv(), "--mode"},
+        BadCase{{kEp, "--driver-name=-bad"}, ControllerEnv(), "--driver-name"},
+        BadCase{{kEp, "--driver-name=" + std::string(64, 'a')}, ControllerEnv(), "--driver-name"},
+        BadCase{{kEp, "--state-db=relative.db"}, ControllerEnv(), "--state-db"},
+        BadCase{{kEp, "--state-db=/csi/state.db"}, ControllerEnv(), "socket's directory"},
+        BadCase{{kEp, "--socket-mode=999"}, ControllerEnv(), "--socket-mode"},
+        BadCase{{kEp, "--log-level=loud"}, ControllerEnv(), "--log-level"},
+        BadCase{{kEp, "--log-format=xml"}, ControllerEnv(), "--log-format"},
+        BadCase{{kEp, "--shutdown-grace-seconds=-1"}, ControllerEnv(), "--shutdown-grace-seconds"},
+        BadCase{{kEp, "--shutdown-grace-seconds=ten"}, ControllerEnv(), "--shutdown-grace-seconds"},
+        BadCase{{kEp, "--no-such-flag=1"}, ControllerEnv(), "unknown flag --no-such-flag"},
+        BadCase{{kEp, "positional"}, ControllerEnv(), "unexpected argument"},
+        BadCase{{kEp, "--mode"}, ControllerEnv(), "needs a value"},
+        BadCase{{kEp, "--oxide-token=" + kToken}, ControllerEnv(), "OXIDE_TOKEN_FILE"},
+        BadCase{{kEp, "--oxide-host=ftp://x"}, ControllerEnv(), "--oxide-host"},
+        BadCase{{kEp, "--oxide-host=http://oxide.local"}, ControllerEnv(), "--oxide-insecure"},
+        BadCase{{kEp, "--oxide-project=Bad_Name"}, ControllerEnv(), "--oxide-project"},
+        BadCase{{kEp, "--oxide-token-file=/nonexistent/token"}, ControllerEnv(), "token file"},
+        BadCase{{kEp, "--oxide-ca-file=/nonexistent/ca.pem"}, ControllerEnv(), "--oxide-ca-file"},
+        BadCase{{kEp, "--instance-id=not-a-uuid"}, ControllerEnv(), "--instance-id"},
+        BadCase{{kEp, "--mode=controller"}, {{"OXIDE_TOKEN", kToken}, {"OXIDE_PROJECT", "p"}},
+                "OXIDE_HOST"},
+        BadCase{{kEp, "--mode=controller"},
+                {{"OXIDE_HOST", "https://o"}, {"OXIDE_TOKEN", kToken}}, "OXIDE_PROJECT"},
+        BadCase{{kEp, "--mode=controller"}, {{"OXIDE_HOST", "https://o"}, {"OXIDE_PROJECT", "p"}},
+                "OXIDE_TOKEN"},
+        BadCase{{kEp, "--mode=node"}, {}, "OXIDE_INSTANCE_ID"},
+        BadCase{{kEp, "--mode=node"}, {{"OXIDE_INSTANCE_ID", "xyz"}}, "OXIDE_INSTANCE_ID"}));
+
+TEST(Settings, ModesRequireOnlyTheirOwnSettings) {
+  auto node = ParseCommandLine({kEp, "--mode=node"}, {{"OXIDE_INSTANCE_ID", kInstance}});
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  EXPECT_FALSE(node->settings.ServesController());
+  EXPECT_TRUE(node->settings.ServesNode());
+  Environment controller_only = ControllerEnv();
+  controller_only.erase("OXIDE_INSTANCE_ID");
+  auto controller = ParseCommandLine({kEp, "--mode=controller"}, controller_only);
+  ASSERT_TRUE(controller.ok()) << controller.status().ToString();
+  EXPECT_TRUE(controller->settings.ServesController());
+  EXPECT_FALSE(controller->settings.ServesNode());
+}
+
+TEST(Settings, TokenFromFileIsTrimmedAndConflictsWithTheVariable) {
+  TempDir dir;
+  WriteFile(dir.File("token"), kToken + "\n");
+  Environment env = ControllerEnv();
+  env.erase("OXIDE_TOKEN");
+  env["OXIDE_TOKEN_FILE"] = dir.File("token");
+  auto parsed = ParseCommandLine({kEp}, env);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->settings.oxide_token, kToken);
+
+  env["OXIDE_TOKEN"] = kToken;
+  auto both = ParseCommandLine({kEp}, env);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("only one of"), std::string::npos);
+
+  WriteFile(dir.File("empty"), "\n");
+  env.erase("OXIDE_TOKEN");
+  env["OXIDE_TOKEN_FILE"] = dir.File("empty");
+  auto empty = ParseCommandLine({kEp}, env);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("is empty"), std::string::npos);
+}
+
+TEST(Settings, InstanceIdFromMetadataFile) {
+  TempDir dir;
+  WriteFile(dir.File("meta"), "# written by the init container\nOXIDE_INSTANCE_ID=" +
+                                  std::string("6F0C4E3B-1D2A-4C5B-9E8F-0A1B2C3D4E5F") + "\n");
+  auto parsed = ParseCommandLine({kEp, "--mode=node", "--instance-metadata-file", dir.File("meta")},
+                                 {});
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->settings.instance_id, kInstance);
+
+  WriteFile(dir.File("bad"), "OTHER=1\n");
+  auto bad = ParseCommandLine({kEp, "--mode=node", "--instance-metadata-file", dir.File("bad")}, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("no OXIDE_INSTANCE_ID"), std::string::npos);
+}
+
+TEST(Settings, PlainHttpOnlyWhenInsecure) {
+  auto parsed = Parse({kEp, "--oxide-host=http://127.0.0.1:8080/", "--oxide-insecure"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->settings.oxide_host, "http://127.0.0.1:8080");
+  EXPECT_TRUE(parsed->settings.oxide_insecure);
+}
+
+}  // namespace
+}  // namespace oxide
