@@ -300,7 +300,9 @@ def secret_values(o):
 def check_render(objs, where, version, r):
     csidrivers = [o for o in objs if o.get("kind") == "CSIDriver"]
     wl = list(workloads(objs))
-    plugin_pods = [(o, s, c) for o, s in wl for _, c in all_containers(s) if is_plugin(c)]
+    # the plugin is the regular container running the plugin image (an init container with that
+    # image, e.g. running oxide-csi-ctl, is not the plugin)
+    plugin_pods = [(o, s, c) for o, s in wl for c in s.get("containers") or [] if is_plugin(c)]
     node_pods = [(o, s, c) for o, s, c in plugin_pods if o.get("kind") == "DaemonSet"]
     ctrl_pods = [(o, s, c) for o, s, c in plugin_pods if o.get("kind") != "DaemonSet"]
 
