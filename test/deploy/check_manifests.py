@@ -781,6 +781,26 @@ def check_render(objs, where, version, r):
 
 # ---------------------------------------------------------------- driver
 
+def kustomize_too_old(kubectl):
+    """A message when kubectl's built-in Kustomize predates what the manifests use (`labels`,
+    inline `patches`, directories in `resources`), else None. kubectl 1.20 and older (Debian 12's
+    kubernetes-client is 1.20) embed Kustomize v2.0.3 and do not report kustomizeVersion."""
+    import json
+    p = subprocess.run([kubectl, "version", "--client", "-o", "json"], capture_output=True, text=True)
+    try:
+        info = json.loads(p.stdout)
+    except ValueError:
+        return None  # unknown: let the render speak for itself
+    kv = info.get("kustomizeVersion")
+    m = re.match(r"v?(\d+)", kv or "")
+    if m and int(m.group(1)) >= 4:
+        return None
+    cv = (info.get("clientVersion") or {}).get("gitVersion", "?")
+    return (f"kubectl {cv} at {kubectl} embeds Kustomize {kv or 'v2.0.3'}, too old for these "
+            f"kustomizations (labels, inline patches, directories in resources); use a current "
+            f"kubectl (tested: 1.32 with Kustomize v5.5), e.g. via --kubectl or KUBECTL")
+
+
 def project_version_from(cmakelists):
     with open(cmakelists) as f:
         m = re.search(r"project\s*\(\s*oxide-csi-plugin\b[^)]*\bVERSION\s+([0-9][0-9.]*)", f.read())
@@ -853,6 +873,9 @@ def main(argv=None):
     if not a.kubectl:
         r.fail("renders", "deploy/kubernetes", "kubectl not found (scripts/install-deps.sh "
                                                "installs Debian's kubernetes-client)")
+    elif kustomize_too_old(a.kubectl):
+        r.fail("renders", "deploy/kubernetes", kustomize_too_old(a.kubectl))
+        a.kubectl = None
     renders = {}
     for d in (kustomization_dirs(kroot) if a.kubectl else []):
         where = os.path.relpath(d, os.path.dirname(deploy))
