@@ -756,6 +756,7 @@ def main():
     ap.add_argument("-j", type=int, default=4)
     a = ap.parse_args()
     sys.path.insert(0, HERE)
+    sys.dont_write_bytecode = True   # leave no __pycache__ in the source tree
     import check_manifests
     version = a.project_version or check_manifests.project_version_from(
         os.path.join(REPO, "CMakeLists.txt"))
