@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -28,6 +29,10 @@ pid_t Spawn(const std::string& binary, const std::vector<std::string>& args,
   std::vector<std::string> argv_strings{binary};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<std::string> env_strings{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  // Sanitizer settings reach the programs under test too (suppressions, halt_on_error).
+  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS"}) {
+    if (const char* value = getenv(name)) env_strings.push_back(std::string(name) + "=" + value);
+  }
   for (const auto& [key, value] : env) env_strings.push_back(key + "=" + value);
   auto argv = CStrings(argv_strings);
   auto envp = CStrings(env_strings);

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# THE MAIN JOB: installs what is missing, builds, then runs oxide-csi-plugin on a unix socket
+# against the built-in Oxide simulator and drives it with oxide-csi-ctl, showing each step.
+# Today the plugin serves the Identity service; later milestones extend this same script into the
+# full volume lifecycle (create, attach, stage, publish, snapshot, ...).
+set -euo pipefail
+top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$top"
+
+step() { printf '\n\033[1m==== %s\033[0m\n' "$*"; }
+run() { printf '\033[36m$ %s\033[0m\n' "$*"; "$@"; }
+
+step "installing missing Debian packages"
+scripts/install-deps.sh
+step "building"
+scripts/build.sh build >/dev/null
+bin="$top/build/src"
+
+work="$(mktemp -d /tmp/oxide-csi-demo.XXXXXX)"
+sim_pid=""
+plugin_pid=""
+cleanup() {
+  [ -n "$plugin_pid" ] && kill "$plugin_pid" 2>/dev/null || true
+  [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+token="oxide-token-demo-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s\n' "$token" > "$work/token"
+chmod 600 "$work/token"
+instance_id="6f0c4e3b-1d2a-4c5b-9e8f-0a1b2c3d4e5f"
+
+step "starting the Oxide simulator on a free loopback port"
+"$bin/sim/oxide-sim" --port 0 --token-file "$work/token" --project demo \
+  > "$work/sim.out" 2> "$work/sim.log" &
+sim_pid=$!
+for _ in $(seq 100); do [ -s "$work/sim.out" ] && break; sleep 0.05; done
+port="$(head -n 1 "$work/sim.out")"
+echo "oxide-sim listening on http://127.0.0.1:$port (project \"demo\")"
+
+step "starting oxide-csi-plugin --mode=all on unix://$work/csi/csi.sock"
+mkdir -p "$work/csi"
+export CSI_ENDPOINT="unix://$work/csi/csi.sock"
+OXIDE_HOST="http://127.0.0.1:$port" OXIDE_TOKEN_FILE="$work/token" OXIDE_PROJECT=demo \
+OXIDE_INSTANCE_ID="$instance_id" \
+  "$bin/app/oxide-csi-plugin" --mode=all --state-db="$work/state/state.db" --oxide-insecure \
+  2> "$work/plugin.log" &
+plugin_pid=$!
+for _ in $(seq 200); do [ -S "$work/csi/csi.sock" ] && break; sleep 0.05; done
+run ls -l "$work/csi"
+
+ctl="$bin/cli/oxide-csi-ctl"
+step "Identity service"
+run "$ctl" identity info
+run "$ctl" identity capabilities
+run "$ctl" identity probe
+run "$ctl" --output json identity info
+
+step "graceful shutdown (SIGTERM)"
+kill -TERM "$plugin_pid"
+code=0
+wait "$plugin_pid" || code=$?
+plugin_pid=""
+echo "plugin exit code: $code"
+[ -e "$work/csi/csi.sock" ] && echo "socket still present" || echo "socket removed"
+
+step "the plugin's log (stderr, one structured record per line; the token never appears)"
+cat "$work/plugin.log"
+if grep -q "$token" "$work/plugin.log"; then
+  echo "ERROR: the token appeared in the log" >&2
+  exit 1
+fi
+[ "$code" -eq 0 ] || exit 1
+step "main job finished"
