@@ -38,11 +38,13 @@ DirectProbeServer::DirectProbeServer(const std::string& socket_path) {
   builder.RegisterService(&service_);
   cq_ = builder.AddCompletionQueue();
   server_ = builder.BuildAndStart();
-  for (int i = 0; i < 8; ++i) new DirectCall(&service_, cq_.get());
+  for (int i = 0; i < 8; ++i)
+    new DirectCall(&service_, cq_.get());
   thread_ = std::thread([this] {
     void* tag = nullptr;
     bool ok = false;
-    while (cq_->Next(&tag, &ok)) static_cast<DirectCall*>(tag)->Proceed(ok);
+    while (cq_->Next(&tag, &ok))
+      static_cast<DirectCall*>(tag)->Proceed(ok);
   });
 }
 

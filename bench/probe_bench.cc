@@ -57,8 +57,8 @@ class InProcessPlugin {
     settings_.driver_name = kDefaultDriverName;
     db_ = std::move(store::StateDb::Open(dir + "/inproc-state/state.db").value());
     identity_ = std::make_unique<engine::IdentityService>(
-        settings_, std::vector<engine::IdentityService::HealthCheck>{
-                       [this] { return db_->Health(); }});
+        settings_,
+        std::vector<engine::IdentityService::HealthCheck>{[this] { return db_->Health(); }});
     rpc::CsiHandlers handlers;
     identity_->Register(handlers);
     server_ = std::make_unique<rpc::CsiServer>(&loop_, std::move(handlers));
@@ -92,9 +92,10 @@ int Main(int argc, char** argv) {
     if (flag == "--client-threads") client_threads = std::stoi(argv[i + 1]);
   }
   const auto warmup = 500ms;
-  std::printf("probe_bench: %lld ms per run after %lld ms warm-up, %d client thread(s), %u cores\n\n",
-              static_cast<long long>(duration.count()), static_cast<long long>(warmup.count()),
-              client_threads, std::thread::hardware_concurrency());
+  std::printf(
+      "probe_bench: %lld ms per run after %lld ms warm-up, %d client thread(s), %u cores\n\n",
+      static_cast<long long>(duration.count()), static_cast<long long>(warmup.count()),
+      client_threads, std::thread::hardware_concurrency());
 
   testing::TempDir dir;
 
@@ -147,4 +148,6 @@ int Main(int argc, char** argv) {
 
 }  // namespace oxide::bench
 
-int main(int argc, char** argv) { return oxide::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return oxide::bench::Main(argc, argv);
+}

@@ -33,7 +33,8 @@ void Issue(csi::v1::Identity::Stub* stub, grpc::CompletionQueue* cq) {
 
 double Percentile(std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
-  size_t index = std::min(sorted.size() - 1, static_cast<size_t>(q * static_cast<double>(sorted.size())));
+  size_t index =
+      std::min(sorted.size() - 1, static_cast<size_t>(q * static_cast<double>(sorted.size())));
   return sorted[index];
 }
 
@@ -49,7 +50,8 @@ LoadResult RunProbeLoad(std::shared_ptr<grpc::Channel> channel, int concurrency,
   std::vector<double> latencies_us;
   std::atomic<uint64_t> errors{0};
 
-  for (int i = 0; i < concurrency; ++i) Issue(stub.get(), &cq);
+  for (int i = 0; i < concurrency; ++i)
+    Issue(stub.get(), &cq);
 
   std::atomic<int> outstanding{concurrency};
   std::vector<std::thread> workers;
@@ -87,10 +89,12 @@ LoadResult RunProbeLoad(std::shared_ptr<grpc::Channel> channel, int concurrency,
   measuring = false;
   auto elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
   stopping = true;
-  for (auto& worker : workers) worker.join();
+  for (auto& worker : workers)
+    worker.join();
   void* tag = nullptr;
   bool ok = false;
-  while (cq.Next(&tag, &ok)) delete static_cast<ProbeCall*>(tag);
+  while (cq.Next(&tag, &ok))
+    delete static_cast<ProbeCall*>(tag);
 
   std::sort(latencies_us.begin(), latencies_us.end());
   LoadResult result;

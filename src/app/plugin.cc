@@ -40,7 +40,8 @@ class SignalWatch {
       std::_Exit(1);
     }
     self->received_ = true;
-    log::Info("signal received: shutting down", {{"signal", signum == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    log::Info("signal received: shutting down",
+              {{"signal", signum == SIGTERM ? "SIGTERM" : "SIGINT"}});
     self->on_signal_();
   }
 
@@ -72,19 +73,18 @@ int RunPlugin(const Settings& settings) {
   identity.Register(handlers);
 
   rpc::CsiServer server(&loop, std::move(handlers));
-  Status started = server.Start({.socket_path = settings.socket_path,
-                                 .socket_mode = settings.socket_mode});
+  Status started =
+      server.Start({.socket_path = settings.socket_path, .socket_mode = settings.socket_mode});
   if (!started.ok()) {
     log::Error("cannot start: " + started.message());
     return 2;
   }
-  log::Info("oxide-csi-plugin serving",
-            {{"version", kVersion},
-             {"mode", ModeName(settings.mode)},
-             {"endpoint", settings.endpoint},
-             {"driver", settings.driver_name},
-             {"state_db", settings.state_db},
-             {"schema_version", std::to_string(db->schema_version())}});
+  log::Info("oxide-csi-plugin serving", {{"version", kVersion},
+                                         {"mode", ModeName(settings.mode)},
+                                         {"endpoint", settings.endpoint},
+                                         {"driver", settings.driver_name},
+                                         {"state_db", settings.state_db},
+                                         {"schema_version", std::to_string(db->schema_version())}});
 
   SignalWatch signals(&loop, [&] {
     server.Shutdown(std::chrono::seconds(settings.shutdown_grace_seconds), [&] {

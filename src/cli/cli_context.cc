@@ -9,11 +9,23 @@ namespace oxide::cli {
 namespace {
 
 const char* CodeName(grpc::StatusCode code) {
-  static const char* const kNames[] = {
-      "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-      "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-      "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-      "UNAUTHENTICATED"};
+  static const char* const kNames[] = {"OK",
+                                       "CANCELLED",
+                                       "UNKNOWN",
+                                       "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND",
+                                       "ALREADY_EXISTS",
+                                       "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION",
+                                       "ABORTED",
+                                       "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED",
+                                       "INTERNAL",
+                                       "UNAVAILABLE",
+                                       "DATA_LOSS",
+                                       "UNAUTHENTICATED"};
   int index = static_cast<int>(code);
   return index >= 0 && index <= 16 ? kNames[index] : "UNKNOWN";
 }
@@ -61,7 +73,8 @@ void PrintJson(const google::protobuf::Message& message) {
 
 void PrintFields(const std::vector<std::pair<std::string, std::string>>& fields) {
   size_t width = 0;
-  for (const auto& field : fields) width = std::max(width, field.first.size());
+  for (const auto& field : fields)
+    width = std::max(width, field.first.size());
   for (const auto& [key, value] : fields) {
     std::cout << key << ":" << std::string(width - key.size() + 1, ' ') << value << "\n";
   }

@@ -2,9 +2,9 @@
 // the output format. Single-threaded CLI.
 #pragma once
 
+#include <google/protobuf/message.h>
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
-#include <google/protobuf/message.h>
 
 #include <chrono>
 #include <memory>

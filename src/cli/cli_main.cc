@@ -64,9 +64,12 @@ int Main(int argc, char** argv) {
     } else if (flag == "--endpoint") {
       endpoint = value;
     } else if (flag == "--output") {
-      if (value == "json") context.output = OutputFormat::kJson;
-      else if (value == "text") context.output = OutputFormat::kText;
-      else return UsageError("--output must be text or json");
+      if (value == "json")
+        context.output = OutputFormat::kJson;
+      else if (value == "text")
+        context.output = OutputFormat::kText;
+      else
+        return UsageError("--output must be text or json");
     } else if (flag == "--timeout") {
       double seconds = 0;
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
@@ -96,4 +99,6 @@ int Main(int argc, char** argv) {
 
 }  // namespace oxide::cli
 
-int main(int argc, char** argv) { return oxide::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return oxide::cli::Main(argc, argv);
+}

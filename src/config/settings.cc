@@ -15,9 +15,9 @@ namespace oxide {
 namespace {
 
 struct Option {
-  const char* flag;         // without the leading "--"
-  const char* env;          // environment variable, or nullptr
-  const char* value_hint;   // nullptr for a switch
+  const char* flag;        // without the leading "--"
+  const char* env;         // environment variable, or nullptr
+  const char* value_hint;  // nullptr for a switch
   const char* default_text;
   const char* help;
   std::function<Status(Settings&, const std::string&)> apply;
@@ -39,9 +39,12 @@ Status ParseInt(const char* flag, const std::string& text, int min, int max, int
 }
 
 Status ParseBool(const char* flag, const std::string& text, bool* out) {
-  if (text == "true" || text == "1" || text.empty()) *out = true;
-  else if (text == "false" || text == "0") *out = false;
-  else return Invalid(flag, "\"" + text + "\" is not true or false");
+  if (text == "true" || text == "1" || text.empty())
+    *out = true;
+  else if (text == "false" || text == "0")
+    *out = false;
+  else
+    return Invalid(flag, "\"" + text + "\" is not true or false");
   return Status::Ok();
 }
 
@@ -51,7 +54,8 @@ StatusOr<std::string> ReadTokenFile(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   std::string token = buffer.str();
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
+    token.pop_back();
   if (token.empty()) return InvalidArgument("the Oxide token file " + path + " is empty");
   return token;
 }
@@ -69,18 +73,23 @@ const std::vector<Option>& Options() {
        }},
       {"mode", nullptr, "controller|node|all", "all", "which CSI services to serve",
        [](Settings& s, const std::string& v) {
-         if (v == "controller") s.mode = Mode::kController;
-         else if (v == "node") s.mode = Mode::kNode;
-         else if (v == "all") s.mode = Mode::kAll;
-         else return Invalid("mode", "\"" + v + "\" is not one of controller, node, all");
+         if (v == "controller")
+           s.mode = Mode::kController;
+         else if (v == "node")
+           s.mode = Mode::kNode;
+         else if (v == "all")
+           s.mode = Mode::kAll;
+         else
+           return Invalid("mode", "\"" + v + "\" is not one of controller, node, all");
          return Status::Ok();
        }},
       {"driver-name", nullptr, "NAME", kDefaultDriverName, "CSI driver name (GetPluginInfo)",
        [](Settings& s, const std::string& v) {
          if (!IsValidDriverName(v)) {
-           return Invalid("driver-name", "\"" + v +
-                                             "\" is not a CSI driver name (at most 63 characters, "
-                                             "alphanumerics, '-' and '.', alphanumeric at both ends)");
+           return Invalid("driver-name",
+                          "\"" + v +
+                              "\" is not a CSI driver name (at most 63 characters, "
+                              "alphanumerics, '-' and '.', alphanumeric at both ends)");
          }
          s.driver_name = v;
          return Status::Ok();
@@ -134,7 +143,8 @@ const std::vector<Option>& Options() {
            return Invalid("oxide-host", "\"" + v + "\" must start with https://");
          }
          s.oxide_host = v;
-         while (!s.oxide_host.empty() && s.oxide_host.back() == '/') s.oxide_host.pop_back();
+         while (!s.oxide_host.empty() && s.oxide_host.back() == '/')
+           s.oxide_host.pop_back();
          return Status::Ok();
        }},
       {"oxide-project", "OXIDE_PROJECT", "NAME|ID", "(required for the controller)",
@@ -246,7 +256,8 @@ Status Finish(Settings& s, const Environment& env) {
       return InvalidArgument("missing setting OXIDE_PROJECT (or --oxide-project)");
     }
     if (s.oxide_token.empty()) {
-      return InvalidArgument("missing setting OXIDE_TOKEN or OXIDE_TOKEN_FILE: the Oxide API token");
+      return InvalidArgument(
+          "missing setting OXIDE_TOKEN or OXIDE_TOKEN_FILE: the Oxide API token");
     }
   }
   if (s.ServesNode()) {
@@ -267,9 +278,12 @@ Status Finish(Settings& s, const Environment& env) {
 
 const char* ModeName(Mode mode) {
   switch (mode) {
-    case Mode::kController: return "controller";
-    case Mode::kNode: return "node";
-    case Mode::kAll: return "all";
+    case Mode::kController:
+      return "controller";
+    case Mode::kNode:
+      return "node";
+    case Mode::kAll:
+      return "all";
   }
   return "all";
 }

@@ -42,7 +42,9 @@ void EventLoop::Stop() {
   }
 }
 
-void EventLoop::OnAsync(uv_async_t* handle) { static_cast<EventLoop*>(handle->data)->DrainPosted(); }
+void EventLoop::OnAsync(uv_async_t* handle) {
+  static_cast<EventLoop*>(handle->data)->DrainPosted();
+}
 
 void EventLoop::DrainPosted() {
   std::vector<std::function<void()>> batch;
@@ -50,7 +52,8 @@ void EventLoop::DrainPosted() {
     std::lock_guard lock(mutex_);
     batch.swap(posted_);
   }
-  for (auto& task : batch) task();
+  for (auto& task : batch)
+    task();
 }
 
 }  // namespace oxide

@@ -13,10 +13,18 @@ namespace {
 // RPCs that only read: logged at debug level when they succeed, so that a liveness probe every
 // few seconds does not fill the log.
 bool IsQuiet(const char* method) {
-  static const char* const kQuiet[] = {
-      "GetPluginInfo", "GetPluginCapabilities", "Probe", "ControllerGetCapabilities",
-      "NodeGetCapabilities", "NodeGetInfo", "NodeGetVolumeStats", "GetCapacity",
-      "ListVolumes", "ListSnapshots", "ControllerGetVolume", "ValidateVolumeCapabilities"};
+  static const char* const kQuiet[] = {"GetPluginInfo",
+                                       "GetPluginCapabilities",
+                                       "Probe",
+                                       "ControllerGetCapabilities",
+                                       "NodeGetCapabilities",
+                                       "NodeGetInfo",
+                                       "NodeGetVolumeStats",
+                                       "GetCapacity",
+                                       "ListVolumes",
+                                       "ListSnapshots",
+                                       "ControllerGetVolume",
+                                       "ValidateVolumeCapabilities"};
   for (const char* quiet : kQuiet) {
     if (std::strcmp(method, quiet) == 0) return true;
   }
@@ -24,11 +32,23 @@ bool IsQuiet(const char* method) {
 }
 
 const char* CodeName(grpc::StatusCode code) {
-  static const char* const kNames[] = {
-      "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-      "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-      "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-      "UNAUTHENTICATED"};
+  static const char* const kNames[] = {"OK",
+                                       "CANCELLED",
+                                       "UNKNOWN",
+                                       "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND",
+                                       "ALREADY_EXISTS",
+                                       "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION",
+                                       "ABORTED",
+                                       "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED",
+                                       "INTERNAL",
+                                       "UNAVAILABLE",
+                                       "DATA_LOSS",
+                                       "UNAUTHENTICATED"};
   int index = static_cast<int>(code);
   return index >= 0 && index <= 16 ? kNames[index] : "UNKNOWN";
 }

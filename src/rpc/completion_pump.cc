@@ -46,7 +46,8 @@ void CompletionPump::RunPending() {
     batch.swap(pending_);
     drained = drained_;
   }
-  for (auto [tag, ok] : batch) tag->Proceed(ok);
+  for (auto [tag, ok] : batch)
+    tag->Proceed(ok);
   if (drained && on_drained_) {
     auto done = std::move(on_drained_);
     on_drained_ = nullptr;

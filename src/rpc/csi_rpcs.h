@@ -6,39 +6,39 @@
 #include "csi.grpc.pb.h"
 #include "rpc/unary_call.h"
 
-#define OXIDE_CSI_IDENTITY_RPCS(X) \
-  X(Identity, GetPluginInfo)       \
+#define OXIDE_CSI_IDENTITY_RPCS(X)   \
+  X(Identity, GetPluginInfo)         \
   X(Identity, GetPluginCapabilities) \
   X(Identity, Probe)
 
-#define OXIDE_CSI_CONTROLLER_RPCS(X)         \
-  X(Controller, CreateVolume)                \
-  X(Controller, DeleteVolume)                \
-  X(Controller, ControllerPublishVolume)     \
-  X(Controller, ControllerUnpublishVolume)   \
-  X(Controller, ValidateVolumeCapabilities)  \
-  X(Controller, ListVolumes)                 \
-  X(Controller, GetCapacity)                 \
-  X(Controller, ControllerGetCapabilities)   \
-  X(Controller, CreateSnapshot)              \
-  X(Controller, DeleteSnapshot)              \
-  X(Controller, ListSnapshots)               \
-  X(Controller, ControllerExpandVolume)      \
-  X(Controller, ControllerGetVolume)         \
+#define OXIDE_CSI_CONTROLLER_RPCS(X)        \
+  X(Controller, CreateVolume)               \
+  X(Controller, DeleteVolume)               \
+  X(Controller, ControllerPublishVolume)    \
+  X(Controller, ControllerUnpublishVolume)  \
+  X(Controller, ValidateVolumeCapabilities) \
+  X(Controller, ListVolumes)                \
+  X(Controller, GetCapacity)                \
+  X(Controller, ControllerGetCapabilities)  \
+  X(Controller, CreateSnapshot)             \
+  X(Controller, DeleteSnapshot)             \
+  X(Controller, ListSnapshots)              \
+  X(Controller, ControllerExpandVolume)     \
+  X(Controller, ControllerGetVolume)        \
   X(Controller, ControllerModifyVolume)
 
-#define OXIDE_CSI_NODE_RPCS(X)     \
-  X(Node, NodeStageVolume)         \
-  X(Node, NodeUnstageVolume)       \
-  X(Node, NodePublishVolume)       \
-  X(Node, NodeUnpublishVolume)     \
-  X(Node, NodeGetVolumeStats)      \
-  X(Node, NodeExpandVolume)        \
-  X(Node, NodeGetCapabilities)     \
+#define OXIDE_CSI_NODE_RPCS(X) \
+  X(Node, NodeStageVolume)     \
+  X(Node, NodeUnstageVolume)   \
+  X(Node, NodePublishVolume)   \
+  X(Node, NodeUnpublishVolume) \
+  X(Node, NodeGetVolumeStats)  \
+  X(Node, NodeExpandVolume)    \
+  X(Node, NodeGetCapabilities) \
   X(Node, NodeGetInfo)
 
-#define OXIDE_CSI_ALL_RPCS(X) \
-  OXIDE_CSI_IDENTITY_RPCS(X)  \
+#define OXIDE_CSI_ALL_RPCS(X)  \
+  OXIDE_CSI_IDENTITY_RPCS(X)   \
   OXIDE_CSI_CONTROLLER_RPCS(X) \
   OXIDE_CSI_NODE_RPCS(X)
 

@@ -12,16 +12,17 @@
 
 namespace oxide::rpc {
 
+// clang-format off
 CsiServer::CsiServer(EventLoop* loop, CsiHandlers handlers)
     : loop_(loop),
       handlers_(std::move(handlers))
-#define OXIDE_INIT_METHOD(service, name)                                                   \
-  , name##_method_{#name, &service##_service_, &csi::v1::service::AsyncService::Request##name, \
-                   handlers_.name}
+#define OXIDE_INIT_METHOD(service, name) \
+      , name##_method_{#name, &service##_service_, \
+                       &csi::v1::service::AsyncService::Request##name, handlers_.name}
       OXIDE_CSI_ALL_RPCS(OXIDE_INIT_METHOD)
 #undef OXIDE_INIT_METHOD
-{
-}
+{}
+// clang-format on
 
 CsiServer::~CsiServer() {
   if (stopper_.joinable()) stopper_.join();
@@ -48,8 +49,18 @@ Status CsiServer::Start(const ServerOptions& options) {
                               " (is the directory writable?)");
   }
   if (chmod(options.socket_path.c_str(), options.socket_mode) != 0) {
-    return FailedPrecondition("cannot set the mode of " + options.socket_path + ": " +
-                              std::strerror(errno));
+    Status failed = FailedPrecondition("cannot set the mode of " + options.socket_path + ": " +
+                                       std::strerror(errno));
+    // Nothing was queued yet: stop gRPC and empty the queue so both can be destroyed.
+    server_->Shutdown();
+    cq_->Shutdown();
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq_->Next(&tag, &ok)) {
+    }
+    server_.reset();
+    RemoveSocketFile(options.socket_path);
+    return failed;
   }
   pump_ = std::make_unique<CompletionPump>(loop_, cq_.get(), [this] { AfterQueueDrained(); });
   ListenAll();
@@ -58,8 +69,8 @@ Status CsiServer::Start(const ServerOptions& options) {
 
 void CsiServer::ListenAll() {
   for (int i = 0; i < options_.listeners_per_method; ++i) {
-#define OXIDE_LISTEN(service, name)                                                   \
-  UnaryCall<csi::v1::service::AsyncService, csi::v1::name##Request,                   \
+#define OXIDE_LISTEN(service, name)                                 \
+  UnaryCall<csi::v1::service::AsyncService, csi::v1::name##Request, \
             csi::v1::name##Response>::Listen(&name##_method_, &registry_, cq_.get());
     OXIDE_CSI_ALL_RPCS(OXIDE_LISTEN)
 #undef OXIDE_LISTEN

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <grpcpp/server.h>
-#include <uv.h>
 #include <sys/types.h>
+#include <uv.h>
 
 #include <chrono>
 #include <functional>
@@ -60,7 +60,7 @@ class CsiServer {
   csi::v1::Controller::AsyncService Controller_service_;
   csi::v1::Node::AsyncService Node_service_;
 
-#define OXIDE_DECLARE_METHOD(service, name)                                              \
+#define OXIDE_DECLARE_METHOD(service, name)                                                    \
   UnaryMethod<csi::v1::service::AsyncService, csi::v1::name##Request, csi::v1::name##Response> \
       name##_method_;
   OXIDE_CSI_ALL_RPCS(OXIDE_DECLARE_METHOD)

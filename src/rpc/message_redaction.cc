@@ -37,7 +37,8 @@ void RedactInPlace(Message* message) {
     if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
     if (field->is_repeated()) {
       int n = reflection->FieldSize(*message, field);
-      for (int i = 0; i < n; ++i) RedactInPlace(reflection->MutableRepeatedMessage(message, field, i));
+      for (int i = 0; i < n; ++i)
+        RedactInPlace(reflection->MutableRepeatedMessage(message, field, i));
     } else {
       RedactInPlace(reflection->MutableMessage(message, field));
     }

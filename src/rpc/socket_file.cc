@@ -29,7 +29,7 @@ bool SomeoneListens(const std::string& path) {
 
 Status PrepareSocketPath(const std::string& path) {
   std::string dir = path.substr(0, path.rfind('/'));
-  struct stat info{};
+  struct stat info {};
   if (!dir.empty() && (stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))) {
     return FailedPrecondition("the socket directory " + dir + " does not exist");
   }
@@ -53,7 +53,7 @@ Status PrepareSocketPath(const std::string& path) {
 }
 
 void RemoveSocketFile(const std::string& path) {
-  struct stat info{};
+  struct stat info {};
   if (lstat(path.c_str(), &info) == 0 && S_ISSOCK(info.st_mode)) unlink(path.c_str());
 }
 

@@ -11,7 +11,9 @@ Statement::Statement(sqlite3* db, std::string_view sql) {
   }
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
 
 Statement::Statement(Statement&& other) noexcept : stmt_(std::exchange(other.stmt_, nullptr)) {}
 
@@ -33,7 +35,9 @@ Statement& Statement::Bind(int index, int64_t value) {
   return *this;
 }
 
-int Statement::Step() { return stmt_ == nullptr ? SQLITE_MISUSE : sqlite3_step(stmt_); }
+int Statement::Step() {
+  return stmt_ == nullptr ? SQLITE_MISUSE : sqlite3_step(stmt_);
+}
 
 void Statement::Reset() {
   sqlite3_reset(stmt_);
@@ -45,7 +49,9 @@ std::string Statement::ColumnText(int column) const {
   return text == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(text));
 }
 
-int64_t Statement::ColumnInt(int column) const { return sqlite3_column_int64(stmt_, column); }
+int64_t Statement::ColumnInt(int column) const {
+  return sqlite3_column_int64(stmt_, column);
+}
 
 Status Exec(sqlite3* db, const std::string& sql) {
   char* error = nullptr;

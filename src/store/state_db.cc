@@ -40,14 +40,15 @@ StatusOr<std::unique_ptr<StateDb>> StateDb::Open(const std::string& path) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
     std::filesystem::create_directories(parent, ec);
-    if (ec) return OpenError(path, "cannot create directory " + parent.string() + ": " + ec.message());
+    if (ec)
+      return OpenError(path, "cannot create directory " + parent.string() + ": " + ec.message());
     std::filesystem::permissions(parent, std::filesystem::perms::owner_all, ec);
   }
   if (std::filesystem::is_directory(path, ec)) return OpenError(path, "is a directory");
 
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   std::unique_ptr<StateDb> state(new StateDb(path, db));
   if (rc != SQLITE_OK) return OpenError(path, Describe(db, rc));
   Status st = state->Initialize();
@@ -87,7 +88,7 @@ Status StateDb::Initialize() {
   Status st = Migrate();
   if (!st.ok()) return st;
 
-  struct stat info{};
+  struct stat info {};
   if (stat(path_.c_str(), &info) != 0) {
     return OpenError(path_, std::string("cannot stat: ") + std::strerror(errno));
   }
@@ -97,7 +98,9 @@ Status StateDb::Initialize() {
   return Status::Ok();
 }
 
-int StateDb::LatestSchemaVersion() { return Migrations().back().version; }
+int StateDb::LatestSchemaVersion() {
+  return Migrations().back().version;
+}
 
 Status StateDb::Migrate() {
   Statement version(db_, "PRAGMA user_version");
@@ -111,8 +114,8 @@ Status StateDb::Migrate() {
   }
   for (const Migration& m : Migrations()) {
     if (m.version <= schema_version_) continue;
-    std::string sql = std::string("BEGIN IMMEDIATE;") + m.sql + "PRAGMA user_version=" +
-                      std::to_string(m.version) + ";COMMIT;";
+    std::string sql = std::string("BEGIN IMMEDIATE;") + m.sql +
+                      "PRAGMA user_version=" + std::to_string(m.version) + ";COMMIT;";
     Status st = Exec(db_, sql);
     if (!st.ok()) {
       (void)Exec(db_, "ROLLBACK");
@@ -125,7 +128,7 @@ Status StateDb::Migrate() {
 }
 
 Status StateDb::Health() {
-  struct stat info{};
+  struct stat info {};
   if (stat(path_.c_str(), &info) != 0 || info.st_dev != device_ || info.st_ino != inode_) {
     return FailedPrecondition("state database " + path_ +
                               " was removed or replaced while the plugin runs; restart the plugin");

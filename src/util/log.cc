@@ -19,10 +19,14 @@ std::vector<std::string> g_secrets;  // guarded by g_secrets_mutex
 
 const char* LevelName(Level level) {
   switch (level) {
-    case Level::kDebug: return "debug";
-    case Level::kInfo: return "info";
-    case Level::kWarn: return "warn";
-    case Level::kError: return "error";
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarn:
+      return "warn";
+    case Level::kError:
+      return "error";
   }
   return "info";
 }
@@ -42,11 +46,21 @@ void AppendJsonString(std::string& out, std::string_view s) {
   out += '"';
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char esc[8];
@@ -82,9 +96,12 @@ bool ParseLevel(std::string_view word, Level* level) {
 }
 
 bool ParseFormat(std::string_view word, Format* format) {
-  if (word == "text") *format = Format::kText;
-  else if (word == "json") *format = Format::kJson;
-  else return false;
+  if (word == "text")
+    *format = Format::kText;
+  else if (word == "json")
+    *format = Format::kJson;
+  else
+    return false;
   return true;
 }
 
@@ -93,7 +110,9 @@ void Configure(Level min_level, Format format) {
   g_format = format;
 }
 
-void SetOutputFd(int fd) { g_fd = fd; }
+void SetOutputFd(int fd) {
+  g_fd = fd;
+}
 
 void RegisterSecret(std::string secret) {
   if (secret.empty()) return;
@@ -114,7 +133,9 @@ std::string Redact(std::string text) {
   return text;
 }
 
-bool Enabled(Level level) { return level >= g_min_level.load(std::memory_order_relaxed); }
+bool Enabled(Level level) {
+  return level >= g_min_level.load(std::memory_order_relaxed);
+}
 
 void Write(Level level, std::string_view message, Fields fields) {
   std::string line;

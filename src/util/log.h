@@ -42,8 +42,12 @@ inline void Debug(std::string_view m, Fields f = {}) {
 inline void Info(std::string_view m, Fields f = {}) {
   if (Enabled(Level::kInfo)) Write(Level::kInfo, m, f);
 }
-inline void Warn(std::string_view m, Fields f = {}) { Write(Level::kWarn, m, f); }
-inline void Error(std::string_view m, Fields f = {}) { Write(Level::kError, m, f); }
+inline void Warn(std::string_view m, Fields f = {}) {
+  Write(Level::kWarn, m, f);
+}
+inline void Error(std::string_view m, Fields f = {}) {
+  Write(Level::kError, m, f);
+}
 
 // Formats a duration as milliseconds with microsecond precision, e.g. "0.042".
 std::string Millis(std::chrono::nanoseconds d);

@@ -50,23 +50,39 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-inline Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+inline Status NotFound(std::string m) {
+  return {StatusCode::kNotFound, std::move(m)};
+}
+inline Status AlreadyExists(std::string m) {
+  return {StatusCode::kAlreadyExists, std::move(m)};
+}
 inline Status FailedPrecondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
 }
-inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
-inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
-inline Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
-inline Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
+inline Status Internal(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
+inline Status Unavailable(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
+}
+inline Status Unimplemented(std::string m) {
+  return {StatusCode::kUnimplemented, std::move(m)};
+}
+inline Status Aborted(std::string m) {
+  return {StatusCode::kAborted, std::move(m)};
+}
+inline Status OutOfRange(std::string m) {
+  return {StatusCode::kOutOfRange, std::move(m)};
+}
 
 // A value or the Status explaining why there is none.
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  StatusOr(T value) : state_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   StatusOr(Status status) : state_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(state_); }

@@ -1,5 +1,6 @@
 // oxide-csi-ctl against the real plugin: text and JSON output, exit codes, bad usage.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "support/plugin_setup.h"

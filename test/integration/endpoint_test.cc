@@ -43,7 +43,7 @@ std::vector<std::string> DirectoryEntries(const std::string& dir) {
 TEST(Endpoint, SocketHasMode0660AndIsAloneInItsDirectory) {
   PluginSetup setup("all");
   auto plugin = setup.Start();
-  struct stat info{};
+  struct stat info {};
   ASSERT_EQ(lstat(setup.socket_path().c_str(), &info), 0);
   EXPECT_TRUE(S_ISSOCK(info.st_mode));
   EXPECT_EQ(info.st_mode & 0777, 0660u);
@@ -54,7 +54,7 @@ TEST(Endpoint, SocketModeFlag) {
   PluginSetup setup("node");
   setup.args.push_back("--socket-mode=0600");
   auto plugin = setup.Start();
-  struct stat info{};
+  struct stat info {};
   ASSERT_EQ(lstat(setup.socket_path().c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
 }
@@ -83,8 +83,7 @@ TEST(Endpoint, ASocketServedByALiveProcessIsRefused) {
   args[0] = "--endpoint=unix://" + setup.socket_path();
   ProcessResult second = RunProgram(PluginBinary(), args, second_setup.env);
   EXPECT_EQ(second.exit_code, 2);
-  EXPECT_NE(second.err.find("another process is serving " + setup.socket_path()),
-            std::string::npos)
+  EXPECT_NE(second.err.find("another process is serving " + setup.socket_path()), std::string::npos)
       << second.err;
   EXPECT_TRUE(ProbeOk(setup.socket_path())) << "the first plugin must keep serving";
 }

@@ -40,9 +40,9 @@ TEST_P(IdentityInMode, AnswersAllThreeRpcs) {
 
   std::vector<int> services = ServiceCapabilities(*stub);
   bool controller = GetParam() != "node";
-  EXPECT_EQ(std::count(services.begin(), services.end(),
-                       PluginCapability::Service::CONTROLLER_SERVICE),
-            controller ? 1 : 0);
+  EXPECT_EQ(
+      std::count(services.begin(), services.end(), PluginCapability::Service::CONTROLLER_SERVICE),
+      controller ? 1 : 0);
   EXPECT_EQ(std::count(services.begin(), services.end(),
                        PluginCapability::Service::VOLUME_ACCESSIBILITY_CONSTRAINTS),
             1);
@@ -98,7 +98,8 @@ TEST(Identity, ManyConcurrentCallsAllAnswered) {
       }
     });
   }
-  for (auto& caller : callers) caller.join();
+  for (auto& caller : callers)
+    caller.join();
   EXPECT_EQ(ok.load(), 1600);
 }
 

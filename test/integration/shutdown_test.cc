@@ -19,7 +19,7 @@ namespace {
 using namespace std::chrono_literals;
 
 bool Exists(const std::string& path) {
-  struct stat info{};
+  struct stat info {};
   return lstat(path.c_str(), &info) == 0;
 }
 
@@ -111,7 +111,8 @@ TEST(Shutdown, ACallInFlightFinishesBeforeTheServerStops) {
     in_flight_status = CallProbe(server.socket());
     answered = true;
   });
-  while (server.probe.started == 0) std::this_thread::sleep_for(1ms);
+  while (server.probe.started == 0)
+    std::this_thread::sleep_for(1ms);
   auto begin = std::chrono::steady_clock::now();
   server.Shutdown(5s);
   std::this_thread::sleep_for(100ms);
@@ -127,7 +128,8 @@ TEST(Shutdown, ACallInFlightFinishesBeforeTheServerStops) {
 TEST(Shutdown, NewCallsAreRefusedOnceShutdownBegins) {
   InProcessServer server(600ms);
   std::thread caller([&] { EXPECT_TRUE(CallProbe(server.socket()).ok()); });
-  while (server.probe.started == 0) std::this_thread::sleep_for(1ms);
+  while (server.probe.started == 0)
+    std::this_thread::sleep_for(1ms);
   server.Shutdown(5s);
   std::this_thread::sleep_for(100ms);
   grpc::Status late = CallProbe(server.socket(), 2s);
@@ -142,7 +144,8 @@ TEST(Shutdown, TheGracePeriodBoundsACallThatNeverEnds) {
     grpc::Status status = CallProbe(server.socket());
     EXPECT_FALSE(status.ok());
   });
-  while (server.probe.started == 0) std::this_thread::sleep_for(1ms);
+  while (server.probe.started == 0)
+    std::this_thread::sleep_for(1ms);
   auto begin = std::chrono::steady_clock::now();
   server.Shutdown(300ms);
   server.thread.join();
@@ -192,7 +195,8 @@ TEST(Shutdown, SigtermUnderLoadExitsZeroAndRemovesTheSocket) {
   plugin->Signal(SIGTERM);
   EXPECT_EQ(plugin->WaitExit(10s), 0) << plugin->Log();
   stop = true;
-  for (auto& caller : callers) caller.join();
+  for (auto& caller : callers)
+    caller.join();
   EXPECT_GT(ok_before, 0);
   EXPECT_EQ(failed_before_signal.load(), 0);
   EXPECT_EQ(other.load(), 0);

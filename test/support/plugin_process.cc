@@ -19,7 +19,8 @@ namespace {
 
 std::vector<char*> CStrings(std::vector<std::string>& strings) {
   std::vector<char*> out;
-  for (std::string& s : strings) out.push_back(s.data());
+  for (std::string& s : strings)
+    out.push_back(s.data());
   out.push_back(nullptr);
   return out;
 }
@@ -33,7 +34,8 @@ pid_t Spawn(const std::string& binary, const std::vector<std::string>& args,
   for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS"}) {
     if (const char* value = getenv(name)) env_strings.push_back(std::string(name) + "=" + value);
   }
-  for (const auto& [key, value] : env) env_strings.push_back(key + "=" + value);
+  for (const auto& [key, value] : env)
+    env_strings.push_back(key + "=" + value);
   auto argv = CStrings(argv_strings);
   auto envp = CStrings(env_strings);
   pid_t pid = fork();
@@ -60,8 +62,12 @@ bool Connectable(const std::string& path) {
 
 }  // namespace
 
-std::string PluginBinary() { return OXIDE_CSI_PLUGIN_BIN; }
-std::string CtlBinary() { return OXIDE_CSI_CTL_BIN; }
+std::string PluginBinary() {
+  return OXIDE_CSI_PLUGIN_BIN;
+}
+std::string CtlBinary() {
+  return OXIDE_CSI_CTL_BIN;
+}
 
 ProcessResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
                          const std::map<std::string, std::string>& env,
@@ -134,7 +140,9 @@ int PluginProcess::WaitExit(std::chrono::milliseconds timeout) {
   return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
 }
 
-std::string PluginProcess::Log() const { return ReadFile(log_path_); }
+std::string PluginProcess::Log() const {
+  return ReadFile(log_path_);
+}
 
 std::shared_ptr<grpc::Channel> UnixChannel(const std::string& socket_path) {
   return grpc::CreateChannel("unix:" + socket_path, grpc::InsecureChannelCredentials());

@@ -19,10 +19,10 @@ std::string PluginBinary();
 std::string CtlBinary();
 
 struct ProcessResult {
-  int exit_code = -1;      // -1 when killed by a signal
+  int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;
-  std::string out;         // stdout
-  std::string err;         // stderr
+  std::string out;  // stdout
+  std::string err;  // stderr
 };
 
 // Runs a program to completion (with a timeout) and captures its output.

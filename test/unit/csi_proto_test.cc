@@ -28,8 +28,11 @@ int FieldNumber(const std::string& message, const std::string& field) {
 TEST(CsiProto, ServicesAndMethods) {
   const auto* file = csi::v1::CreateVolumeRequest::descriptor()->file();
   EXPECT_EQ(file->package(), "csi.v1");
-  std::map<std::string, int> methods = {{"Identity", 3}, {"Controller", 14}, {"Node", 8},
-                                        {"GroupController", 4}, {"SnapshotMetadata", 2}};
+  std::map<std::string, int> methods = {{"Identity", 3},
+                                        {"Controller", 14},
+                                        {"Node", 8},
+                                        {"GroupController", 4},
+                                        {"SnapshotMetadata", 2}};
   ASSERT_EQ(file->service_count(), 5);
   for (int i = 0; i < file->service_count(); ++i) {
     const auto* service = file->service(i);
@@ -45,17 +48,27 @@ TEST(CsiProto, FieldNumbersMatchThePublicSpecification) {
     int number;
   };
   const Expect expected[] = {
-      {"GetPluginInfoResponse", "name", 1}, {"GetPluginInfoResponse", "vendor_version", 2},
-      {"GetPluginInfoResponse", "manifest", 3}, {"ProbeResponse", "ready", 1},
-      {"PluginCapability", "service", 1}, {"PluginCapability", "volume_expansion", 2},
-      {"CreateVolumeRequest", "name", 1}, {"CreateVolumeRequest", "capacity_range", 2},
-      {"CreateVolumeRequest", "volume_capabilities", 3}, {"CreateVolumeRequest", "parameters", 4},
-      {"CreateVolumeRequest", "secrets", 5}, {"CreateVolumeRequest", "volume_content_source", 6},
+      {"GetPluginInfoResponse", "name", 1},
+      {"GetPluginInfoResponse", "vendor_version", 2},
+      {"GetPluginInfoResponse", "manifest", 3},
+      {"ProbeResponse", "ready", 1},
+      {"PluginCapability", "service", 1},
+      {"PluginCapability", "volume_expansion", 2},
+      {"CreateVolumeRequest", "name", 1},
+      {"CreateVolumeRequest", "capacity_range", 2},
+      {"CreateVolumeRequest", "volume_capabilities", 3},
+      {"CreateVolumeRequest", "parameters", 4},
+      {"CreateVolumeRequest", "secrets", 5},
+      {"CreateVolumeRequest", "volume_content_source", 6},
       {"CreateVolumeRequest", "accessibility_requirements", 7},
       {"CreateVolumeRequest", "mutable_parameters", 8},
-      {"Volume", "capacity_bytes", 1}, {"Volume", "volume_id", 2}, {"Volume", "volume_context", 3},
-      {"Volume", "content_source", 4}, {"Volume", "accessible_topology", 5},
-      {"VolumeCapability", "block", 1}, {"VolumeCapability", "mount", 2},
+      {"Volume", "capacity_bytes", 1},
+      {"Volume", "volume_id", 2},
+      {"Volume", "volume_context", 3},
+      {"Volume", "content_source", 4},
+      {"Volume", "accessible_topology", 5},
+      {"VolumeCapability", "block", 1},
+      {"VolumeCapability", "mount", 2},
       {"VolumeCapability", "access_mode", 3},
       {"ControllerPublishVolumeRequest", "volume_id", 1},
       {"ControllerPublishVolumeRequest", "node_id", 2},
@@ -63,25 +76,35 @@ TEST(CsiProto, FieldNumbersMatchThePublicSpecification) {
       {"ControllerPublishVolumeRequest", "readonly", 4},
       {"ControllerPublishVolumeRequest", "secrets", 5},
       {"ControllerPublishVolumeRequest", "volume_context", 6},
-      {"ListVolumesRequest", "max_entries", 1}, {"ListVolumesRequest", "starting_token", 2},
-      {"ListVolumesResponse", "entries", 1}, {"ListVolumesResponse", "next_token", 2},
+      {"ListVolumesRequest", "max_entries", 1},
+      {"ListVolumesRequest", "starting_token", 2},
+      {"ListVolumesResponse", "entries", 1},
+      {"ListVolumesResponse", "next_token", 2},
       {"GetCapacityResponse", "available_capacity", 1},
       {"GetCapacityResponse", "maximum_volume_size", 2},
       {"GetCapacityResponse", "minimum_volume_size", 3},
-      {"Snapshot", "size_bytes", 1}, {"Snapshot", "snapshot_id", 2},
-      {"Snapshot", "source_volume_id", 3}, {"Snapshot", "creation_time", 4},
-      {"Snapshot", "ready_to_use", 5}, {"Snapshot", "group_snapshot_id", 6},
-      {"ListSnapshotsRequest", "source_volume_id", 3}, {"ListSnapshotsRequest", "snapshot_id", 4},
+      {"Snapshot", "size_bytes", 1},
+      {"Snapshot", "snapshot_id", 2},
+      {"Snapshot", "source_volume_id", 3},
+      {"Snapshot", "creation_time", 4},
+      {"Snapshot", "ready_to_use", 5},
+      {"Snapshot", "group_snapshot_id", 6},
+      {"ListSnapshotsRequest", "source_volume_id", 3},
+      {"ListSnapshotsRequest", "snapshot_id", 4},
       {"NodeStageVolumeRequest", "staging_target_path", 3},
       {"NodeStageVolumeRequest", "volume_capability", 4},
       {"NodeStageVolumeRequest", "volume_context", 6},
-      {"NodePublishVolumeRequest", "target_path", 4}, {"NodePublishVolumeRequest", "readonly", 6},
+      {"NodePublishVolumeRequest", "target_path", 4},
+      {"NodePublishVolumeRequest", "readonly", 6},
       {"NodePublishVolumeRequest", "volume_context", 8},
       {"NodeGetVolumeStatsRequest", "staging_target_path", 3},
       {"NodeGetVolumeStatsResponse", "volume_condition", 2},
-      {"VolumeUsage", "available", 1}, {"VolumeUsage", "total", 2}, {"VolumeUsage", "used", 3},
+      {"VolumeUsage", "available", 1},
+      {"VolumeUsage", "total", 2},
+      {"VolumeUsage", "used", 3},
       {"VolumeUsage", "unit", 4},
-      {"NodeGetInfoResponse", "node_id", 1}, {"NodeGetInfoResponse", "max_volumes_per_node", 2},
+      {"NodeGetInfoResponse", "node_id", 1},
+      {"NodeGetInfoResponse", "max_volumes_per_node", 2},
       {"NodeGetInfoResponse", "accessible_topology", 3},
   };
   for (const Expect& e : expected) {
@@ -118,9 +141,11 @@ TEST(CsiProto, EverySecretsFieldCarriesTheCsiSecretOption) {
         EXPECT_EQ(f->options().GetExtension(csi::v1::csi_secret), true);
       }
     }
-    for (int i = 0; i < d->nested_type_count(); ++i) visit(d->nested_type(i));
+    for (int i = 0; i < d->nested_type_count(); ++i)
+      visit(d->nested_type(i));
   };
-  for (int i = 0; i < file->message_type_count(); ++i) visit(file->message_type(i));
+  for (int i = 0; i < file->message_type_count(); ++i)
+    visit(file->message_type(i));
   // Create/Delete/ControllerPublish/ControllerUnpublish/ValidateVolumeCapabilities/
   // ControllerModify/CreateSnapshot/DeleteSnapshot/ListSnapshots/ControllerExpand/NodeStage/
   // NodePublish/NodeExpand/CreateVolumeGroupSnapshot/DeleteVolumeGroupSnapshot/

@@ -35,13 +35,15 @@ TEST(EventLoop, PostedTasksRunOnTheLoopThreadInOrderPerPoster) {
     });
   }
   loop.Run();
-  for (auto& poster : posters) poster.join();
+  for (auto& poster : posters)
+    poster.join();
 
   EXPECT_TRUE(all_on_loop_thread);
   ASSERT_EQ(seen.size(), static_cast<size_t>(kThreads));
   for (auto& [thread, order] : seen) {
     ASSERT_EQ(order.size(), static_cast<size_t>(kTasksEach));
-    for (int i = 0; i < kTasksEach; ++i) ASSERT_EQ(order[i], i) << "thread " << thread;
+    for (int i = 0; i < kTasksEach; ++i)
+      ASSERT_EQ(order[i], i) << "thread " << thread;
   }
 }
 

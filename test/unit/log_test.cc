@@ -3,9 +3,9 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "support/temp_dir.h"
@@ -27,7 +27,8 @@ class LogTest : public ::testing::Test {
   std::vector<std::string> Lines() {
     std::istringstream in(testing::ReadFile(dir_.File("log")));
     std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (std::string line; std::getline(in, line);)
+      lines.push_back(line);
     return lines;
   }
   testing::TempDir dir_;
@@ -36,8 +37,8 @@ class LogTest : public ::testing::Test {
 
 TEST_F(LogTest, JsonRecordsAreOneParsableObjectPerLine) {
   log::Configure(log::Level::kInfo, log::Format::kJson);
-  log::Info("volume created\nsecond line", {{"rpc", "CreateVolume"}, {"volume_id", "v\"1"},
-                                            {"empty", ""}});
+  log::Info("volume created\nsecond line",
+            {{"rpc", "CreateVolume"}, {"volume_id", "v\"1"}, {"empty", ""}});
   auto lines = Lines();
   ASSERT_EQ(lines.size(), 1u);
   auto record = nlohmann::json::parse(lines[0]);

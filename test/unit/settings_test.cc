@@ -21,7 +21,8 @@ Environment ControllerEnv() {
           {"OXIDE_INSTANCE_ID", kInstance}};
 }
 
-StatusOr<ParsedCommandLine> Parse(std::vector<std::string> args, Environment env = ControllerEnv()) {
+StatusOr<ParsedCommandLine> Parse(std::vector<std::string> args,
+                                  Environment env = ControllerEnv()) {
   return ParseCommandLine(args, env);
 }
 
@@ -63,11 +64,11 @@ TEST(Settings, HelpAndVersionNeedNothingElse) {
 
 TEST(Settings, HelpListsEverySettingWithItsDefault) {
   std::string help = HelpText();
-  for (const char* flag : {"--endpoint", "--mode", "--driver-name", "--state-db", "--socket-mode",
-                           "--log-level", "--log-format", "--shutdown-grace-seconds",
-                           "--oxide-host", "--oxide-project", "--oxide-token-file",
-                           "--oxide-ca-file", "--oxide-insecure", "--instance-id",
-                           "--instance-metadata-file", "CSI_ENDPOINT", "OXIDE_TOKEN"}) {
+  for (const char* flag :
+       {"--endpoint", "--mode", "--driver-name", "--state-db", "--socket-mode", "--log-level",
+        "--log-format", "--shutdown-grace-seconds", "--oxide-host", "--oxide-project",
+        "--oxide-token-file", "--oxide-ca-file", "--oxide-insecure", "--instance-id",
+        "--instance-metadata-file", "CSI_ENDPOINT", "OXIDE_TOKEN"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(help.find("default: /var/lib/oxide-csi/state.db"), std::string::npos);
@@ -122,11 +123,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{kEp, "--oxide-token-file=/nonexistent/token"}, ControllerEnv(), "token file"},
         BadCase{{kEp, "--oxide-ca-file=/nonexistent/ca.pem"}, ControllerEnv(), "--oxide-ca-file"},
         BadCase{{kEp, "--instance-id=not-a-uuid"}, ControllerEnv(), "--instance-id"},
-        BadCase{{kEp, "--mode=controller"}, {{"OXIDE_TOKEN", kToken}, {"OXIDE_PROJECT", "p"}},
+        BadCase{{kEp, "--mode=controller"},
+                {{"OXIDE_TOKEN", kToken}, {"OXIDE_PROJECT", "p"}},
                 "OXIDE_HOST"},
         BadCase{{kEp, "--mode=controller"},
-                {{"OXIDE_HOST", "https://o"}, {"OXIDE_TOKEN", kToken}}, "OXIDE_PROJECT"},
-        BadCase{{kEp, "--mode=controller"}, {{"OXIDE_HOST", "https://o"}, {"OXIDE_PROJECT", "p"}},
+                {{"OXIDE_HOST", "https://o"}, {"OXIDE_TOKEN", kToken}},
+                "OXIDE_PROJECT"},
+        BadCase{{kEp, "--mode=controller"},
+                {{"OXIDE_HOST", "https://o"}, {"OXIDE_PROJECT", "p"}},
                 "OXIDE_TOKEN"},
         BadCase{{kEp, "--mode=node"}, {}, "OXIDE_INSTANCE_ID"},
         BadCase{{kEp, "--mode=node"}, {{"OXIDE_INSTANCE_ID", "xyz"}}, "OXIDE_INSTANCE_ID"}));
@@ -171,13 +175,14 @@ TEST(Settings, InstanceIdFromMetadataFile) {
   TempDir dir;
   WriteFile(dir.File("meta"), "# written by the init container\nOXIDE_INSTANCE_ID=" +
                                   std::string("6F0C4E3B-1D2A-4C5B-9E8F-0A1B2C3D4E5F") + "\n");
-  auto parsed = ParseCommandLine({kEp, "--mode=node", "--instance-metadata-file", dir.File("meta")},
-                                 {});
+  auto parsed =
+      ParseCommandLine({kEp, "--mode=node", "--instance-metadata-file", dir.File("meta")}, {});
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->settings.instance_id, kInstance);
 
   WriteFile(dir.File("bad"), "OTHER=1\n");
-  auto bad = ParseCommandLine({kEp, "--mode=node", "--instance-metadata-file", dir.File("bad")}, {});
+  auto bad =
+      ParseCommandLine({kEp, "--mode=node", "--instance-metadata-file", dir.File("bad")}, {});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("no OXIDE_INSTANCE_ID"), std::string::npos);
 }

@@ -30,7 +30,7 @@ TEST(StateDb, CreatesDirectoryAndLatestSchemaInWalMode) {
   EXPECT_EQ(Pragma(**db, "journal_mode"), "wal");
   EXPECT_EQ(Pragma(**db, "user_version"), std::to_string(StateDb::LatestSchemaVersion()));
   EXPECT_TRUE((*db)->Health().ok());
-  struct stat info{};
+  struct stat info {};
   ASSERT_EQ(stat(dir.File("nested/dir").c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0700u);
 }
