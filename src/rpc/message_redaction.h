@@ -1,5 +1,6 @@
-// Text of a CSI message for debug logs, with every field the CSI spec marks (csi.v1.csi_secret)
-// replaced by "[REDACTED]", at any depth. Any thread.
+// Text of a CSI message for debug logs, without any field the CSI spec marks csi.v1.csi_secret
+// (at any depth): each such field is left out and named as "secrets (N entries): [REDACTED]".
+// Any thread.
 #pragma once
 
 #include <google/protobuf/message.h>

@@ -189,7 +189,10 @@ TEST(Shutdown, SigtermUnderLoadExitsZeroAndRemovesTheSocket) {
       }
     });
   }
-  std::this_thread::sleep_for(300ms);
+  for (auto until = std::chrono::steady_clock::now() + 10s;
+       ok.load() < 50 && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(10ms);
+  }
   int ok_before = ok.load();
   signalled = true;
   plugin->Signal(SIGTERM);

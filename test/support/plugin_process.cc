@@ -12,6 +12,8 @@
 #include <cstring>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "support/temp_dir.h"
 
 namespace oxide::testing {
@@ -63,7 +65,17 @@ bool Connectable(const std::string& path) {
 }  // namespace
 
 std::string PluginBinary() {
-  return OXIDE_CSI_PLUGIN_BIN;
+  // The sanitizer jobs point the tests at an instrumented plugin build.
+  const char* override_path = getenv("OXIDE_CSI_TEST_PLUGIN_BIN");
+  return override_path != nullptr && *override_path != '\0' ? override_path
+                                                             : OXIDE_CSI_PLUGIN_BIN;
+}
+
+void ExpectNoSanitizerReport(const std::string& output, const std::string& what) {
+  for (const char* marker : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer",
+                             "ERROR: LeakSanitizer", "runtime error:"}) {
+    EXPECT_EQ(output.find(marker), std::string::npos) << what << " reported:\n" << output;
+  }
 }
 std::string CtlBinary() {
   return OXIDE_CSI_CTL_BIN;
@@ -93,6 +105,7 @@ ProcessResult RunProgram(const std::string& binary, const std::vector<std::strin
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   result.out = ReadFile(dir.File("out"));
   result.err = ReadFile(dir.File("err"));
+  ExpectNoSanitizerReport(result.err, binary);
   return result;
 }
 
@@ -106,9 +119,13 @@ PluginProcess::PluginProcess(std::vector<std::string> args, std::map<std::string
 
 PluginProcess::~PluginProcess() {
   if (running()) {
-    kill(pid_, SIGKILL);
-    WaitExit();
+    kill(pid_, SIGTERM);
+    if (WaitExit(std::chrono::seconds(10)) == -1 && running()) {
+      kill(pid_, SIGKILL);
+      WaitExit();
+    }
   }
+  ExpectNoSanitizerReport(Log(), "oxide-csi-plugin");
 }
 
 bool PluginProcess::running() {

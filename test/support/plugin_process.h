@@ -14,9 +14,13 @@
 
 namespace oxide::testing {
 
-// Path of a built binary of this project, passed to the tests by CMake.
+// Path of a built binary of this project, passed to the tests by CMake. The environment variable
+// OXIDE_CSI_TEST_PLUGIN_BIN replaces the plugin (the TSan job runs an instrumented one).
 std::string PluginBinary();
 std::string CtlBinary();
+
+// Fails the current test when `output` holds a sanitizer report.
+void ExpectNoSanitizerReport(const std::string& output, const std::string& what);
 
 struct ProcessResult {
   int exit_code = -1;  // -1 when killed by a signal
@@ -35,7 +39,9 @@ class PluginProcess {
   // Starts the plugin; `env` is the whole environment it gets (plus PATH).
   PluginProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
                 std::string log_path);
-  ~PluginProcess();  // SIGKILLs it if still running
+  // Stops it if still running (SIGTERM, then SIGKILL) and fails the test if its log holds a
+  // sanitizer report.
+  ~PluginProcess();
   PluginProcess(const PluginProcess&) = delete;
   PluginProcess& operator=(const PluginProcess&) = delete;
 
