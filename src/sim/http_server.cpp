@@ -169,6 +169,8 @@ bool HttpServer::start(const Options& options, Handler handler, std::string* err
 
 void HttpServer::run_soon() {
   if (!handles_open_) return;
+  run_requested_ = true;
+  if (in_run_) return;  // run_and_reschedule will see the flag when MHD_run returns
   uv_timer_start(&timer_, [](uv_timer_t* handle) {
     static_cast<HttpServer*>(handle->data)->run_and_reschedule();
   }, 0, 0);
@@ -176,9 +178,15 @@ void HttpServer::run_soon() {
 
 void HttpServer::run_and_reschedule() {
   if (daemon_ == nullptr) return;
+  run_requested_ = false;
+  in_run_ = true;
   MHD_run(daemon_);
+  in_run_ = false;
+  if (daemon_ == nullptr) return;
   MHD_UNSIGNED_LONG_LONG timeout_ms = 0;
-  if (MHD_get_timeout(daemon_, &timeout_ms) == MHD_YES) {
+  // A connection resumed during MHD_run needs another pass right away.
+  if (run_requested_) timeout_ms = 0;
+  if (run_requested_ || MHD_get_timeout(daemon_, &timeout_ms) == MHD_YES) {
     uv_timer_start(&timer_, [](uv_timer_t* handle) {
       static_cast<HttpServer*>(handle->data)->run_and_reschedule();
     }, static_cast<uint64_t>(timeout_ms), 0);

@@ -65,6 +65,8 @@ class HttpServer {
   uv_poll_t poll_{};
   uv_timer_t timer_{};
   bool handles_open_ = false;
+  bool in_run_ = false;
+  bool run_requested_ = false;
   uint16_t port_ = 0;
   Options options_;
   Handler handler_;

@@ -59,6 +59,10 @@ Reply HttpClient::request(const std::string& method, const std::string& path,
   curl_easy_setopt(curl_, CURLOPT_HEADERFUNCTION, &on_header);
   curl_easy_setopt(curl_, CURLOPT_HEADERDATA, &reply.headers);
   if (!ca_file_.empty()) curl_easy_setopt(curl_, CURLOPT_CAINFO, ca_file_.c_str());
+  if (fresh_connect_) {
+    curl_easy_setopt(curl_, CURLOPT_FRESH_CONNECT, 1L);
+    curl_easy_setopt(curl_, CURLOPT_FORBID_REUSE, 1L);
+  }
   curl_slist* headers = nullptr;
   if (token_) headers = curl_slist_append(headers, ("Authorization: Bearer " + *token_).c_str());
   bool has_type = false;

@@ -43,6 +43,9 @@ class HttpClient {
 
   void set_token(std::optional<std::string> token) { token_ = std::move(token); }
   void set_ca_file(std::string path) { ca_file_ = std::move(path); }
+  // A new connection per request (libcurl silently retries a request once when a reused
+  // connection closes, which would hide dropped connections).
+  void set_fresh_connect(bool fresh) { fresh_connect_ = fresh; }
 
  private:
   void record(const std::string& method, const std::string& path, const Reply& reply);
@@ -50,6 +53,7 @@ class HttpClient {
   std::string base_url_;
   std::optional<std::string> token_;
   std::string ca_file_;
+  bool fresh_connect_ = false;
 };
 
 // Standard request bodies.

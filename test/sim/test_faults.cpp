@@ -10,6 +10,7 @@ namespace {
 std::vector<long> status_sequence(const std::vector<std::string>& args, int count) {
   SimProcess sim(args);
   HttpClient client(sim.base_url());
+  client.set_fresh_connect(true);
   std::vector<long> statuses;
   for (int i = 0; i < count; ++i) {
     Reply reply = client.get("/v1/disks?project=demo");
@@ -74,7 +75,9 @@ TEST_F(FaultTest, LatencyAndDrop) {
                           std::chrono::steady_clock::now() - start).count();
   EXPECT_GE(waited, 290);
   EXPECT_LT(waited, 2000);
+  api().set_fresh_connect(true);
   Reply dropped = api().post("/v1/disks?project=demo", blank_disk("dropped"));
+  api().set_fresh_connect(false);
   EXPECT_NE(dropped.curl_code, CURLE_OK);
   // The call was processed before the connection was dropped (lost response).
   EXPECT_EQ(disk_state("dropped"), nlohmann::json({{"state", "detached"}}));

@@ -85,7 +85,7 @@ TEST_F(GuestDeviceTest, AppearsAtStartWithTheLinuxSerialAndDisappearsAtStop) {
     const std::string dev = read_text(base / "dev");
     EXPECT_EQ(dev, read_text(fs::path("/sys/block") / loop / "dev"));
     EXPECT_TRUE(fs::is_block_file("/dev/" + loop));
-    if (serial == "pvc-0123456789abcde\n") {
+    if (serial == "pvc-0123456789abcdef\n") {
       EXPECT_EQ(read_text(base / "size"), std::to_string(2 * kGiB / 512) + "\n");
       EXPECT_EQ(read_text(base / "queue" / "logical_block_size"), "512\n");
       EXPECT_EQ(read_text(fs::path("/sys/block") / loop / "queue" / "logical_block_size"), "512\n");
@@ -94,7 +94,7 @@ TEST_F(GuestDeviceTest, AppearsAtStartWithTheLinuxSerialAndDisappearsAtStop) {
       EXPECT_EQ(read_text(base / "queue" / "logical_block_size"), "4096\n");
     }
   }
-  EXPECT_EQ(serials, (std::set<std::string>{"pvc-0123456789abcde\n", "short\n"}));
+  EXPECT_EQ(serials, (std::set<std::string>{"pvc-0123456789abcdef\n", "short\n"}));
   std::set<std::string> nvme_serials;
   for (int i = 0; i < 2; ++i) {
     nvme_serials.insert(read_text(fs::path(dir_) / "sys" / "class" / "nvme" /
