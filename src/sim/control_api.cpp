@@ -179,6 +179,9 @@ HttpResponse route(ControlContext& context, const HttpRequest& request,
   }
   if (what == "fault" && method == "POST") {
     const Target target = find_target(model, body, true);
+    model.frozen.erase(target.kind + ":" + target.id);  // a faulted resource is no longer held
+    model.frozen.erase(target.kind + ":" + target.name);
+    model.save_frozen();
     if (target.kind == "disk") {
       Disk& disk = model.disks.at(target.id);
       disk.state = "faulted";

@@ -11,18 +11,51 @@ import sys
 import jsonschema
 
 
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# RFC 3339 UTC with microseconds, as the reference says the server prints times.
+DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+
+
+def openapi_to_jsonschema(node):
+    """OpenAPI 3.0 'nullable: true' -> anyOf [schema, null], recursively."""
+    if isinstance(node, list):
+        return [openapi_to_jsonschema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    converted = {key: openapi_to_jsonschema(value) for key, value in node.items()
+                 if key != "nullable"}
+    if node.get("nullable") is True:
+        return {"anyOf": [converted, {"type": "null"}]}
+    return converted
+
+
+def format_checker():
+    checker = jsonschema.FormatChecker()
+
+    @checker.checks("uuid")
+    def is_uuid(value):
+        return not isinstance(value, str) or bool(UUID.match(value))
+
+    @checker.checks("date-time")
+    def is_date_time(value):
+        return not isinstance(value, str) or bool(DATE_TIME.match(value))
+
+    return checker
+
+
 def main():
     spec_path, response_dir = sys.argv[1], sys.argv[2]
     with open(spec_path) as f:
-        spec = json.load(f)
+        spec = openapi_to_jsonschema(json.load(f))
     # Resolve "#/components/..." refs against the whole document.
     schema_root = {"components": spec["components"]}
     validator_cls = jsonschema.Draft4Validator
+    checker = format_checker()
 
     def validator_for(schema):
         full = dict(schema_root)
         full.update(schema)
-        return validator_cls(full, format_checker=jsonschema.FormatChecker())
+        return validator_cls(full, format_checker=checker)
 
     routes = []
     for path, methods in spec["paths"].items():
