@@ -1,6 +1,6 @@
 // POST /v1/instances?project=P (README §9): validation, disk attachments ("attach" by name
 // or "create"), then the create saga (creating -> stopped, or -> starting -> running).
-#include <regex>
+#include <cctype>
 
 #include "api_handlers.h"
 #include "clock.h"
@@ -44,11 +44,24 @@ Attachment read_attachment(const nlohmann::json& value) {
   return out;
 }
 
+// The Hostname pattern of nexus-subset.json: dot-separated labels of [A-Za-z0-9-] that start
+// with a letter or digit and do not end in '-'; at most 253 bytes.
 bool valid_hostname(const std::string& text) {
-  static const std::regex pattern(
-      "^([a-zA-Z0-9]+[a-zA-Z0-9\\-]*[a-zA-Z0-9]|[a-zA-Z0-9])"
-      "(\\.([a-zA-Z0-9]+[a-zA-Z0-9\\-]*[a-zA-Z0-9]|[a-zA-Z0-9]))*$");
-  return !text.empty() && text.size() <= 253 && std::regex_match(text, pattern);
+  if (text.empty() || text.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find('.', start);
+    if (end == std::string::npos) end = text.size();
+    if (end == start || !std::isalnum(static_cast<unsigned char>(text[start])) ||
+        text[end - 1] == '-') {
+      return false;
+    }
+    for (size_t i = start; i < end; ++i) {
+      if (!std::isalnum(static_cast<unsigned char>(text[i])) && text[i] != '-') return false;
+    }
+    if (end == text.size()) return true;
+    start = end + 1;
+  }
 }
 
 InstanceParams read_instance_create(const nlohmann::json& body) {
