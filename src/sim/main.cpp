@@ -40,19 +40,7 @@ int main(int argc, char** argv) {
   }
   uv_loop_t* loop = uv_default_loop();
   oxide_sim::Simulator simulator(loop, options);
-  std::string error;
-  if (!simulator.start(&error)) {
-    std::fprintf(stderr, "oxide-sim: %s\n", error.c_str());
-    simulator.stop();
-    uv_run(loop, UV_RUN_NOWAIT);
-    return 1;
-  }
-  std::printf("%u\n", static_cast<unsigned>(simulator.port()));
-  std::fflush(stdout);
-  std::fprintf(stderr, "oxide-sim: listening on %s://127.0.0.1:%u\n",
-               options.tls_cert_file.empty() ? "http" : "https",
-               static_cast<unsigned>(simulator.port()));
-
+  // Handlers first, so a SIGTERM right after the port line still cleans up.
   SignalContext signals;
   signals.simulator = &simulator;
   signals.interrupt.data = &signals;
@@ -61,6 +49,18 @@ int main(int argc, char** argv) {
   uv_signal_init(loop, &signals.terminate);
   uv_signal_start(&signals.interrupt, &on_signal, SIGINT);
   uv_signal_start(&signals.terminate, &on_signal, SIGTERM);
+  std::string error;
+  if (!simulator.start(&error)) {
+    std::fprintf(stderr, "oxide-sim: %s\n", error.c_str());
+    simulator.stop();
+    return 1;
+  }
+  std::printf("%u\n", static_cast<unsigned>(simulator.port()));
+  std::fflush(stdout);
+  std::fprintf(stderr, "oxide-sim: listening on %s://127.0.0.1:%u\n",
+               options.tls_cert_file.empty() ? "http" : "https",
+               static_cast<unsigned>(simulator.port()));
+
   uv_run(loop, UV_RUN_DEFAULT);
   // Latency timers of dropped requests may still be open: close whatever remains.
   uv_walk(loop, [](uv_handle_t* handle, void*) {
