@@ -65,7 +65,8 @@ pid_t start_sim(const std::string& token, int* port) {
   ::close(out[1]);
   std::string line;
   char c = 0;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
+  while (::read(out[0], &c, 1) == 1 && c != '\n')
+    line.push_back(c);
   ::close(out[0]);
   *port = line.empty() ? 0 : std::stoi(line);
   return pid;
@@ -82,10 +83,11 @@ std::string create_disk(const std::string& base, const std::string& token) {
   curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(easy, CURLOPT_POSTFIELDS, payload.c_str());
-  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) {
-    static_cast<std::string*>(u)->append(d, s * n);
-    return s * n;
-  });
+  curl_easy_setopt(
+      easy, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* u) {
+        static_cast<std::string*>(u)->append(d, s * n);
+        return s * n;
+      });
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, &body);
   curl_easy_perform(easy);
   curl_slist_free_all(headers);
@@ -100,13 +102,19 @@ int main(int argc, char** argv) {
   Options options;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--connections") options.connections = std::stoi(argv[i + 1]);
-    else if (flag == "--seconds") options.seconds = std::stod(argv[i + 1]);
-    else if (flag == "--url") options.url = argv[i + 1];
-    else if (flag == "--pid") options.pid = std::stoi(argv[i + 1]);
-    else if (flag == "--token") options.token = argv[i + 1];
+    if (flag == "--connections")
+      options.connections = std::stoi(argv[i + 1]);
+    else if (flag == "--seconds")
+      options.seconds = std::stod(argv[i + 1]);
+    else if (flag == "--url")
+      options.url = argv[i + 1];
+    else if (flag == "--pid")
+      options.pid = std::stoi(argv[i + 1]);
+    else if (flag == "--token")
+      options.token = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: sim_bench [--connections N] [--seconds S] [--url U --pid P --token T]\n");
+      std::fprintf(
+          stderr, "usage: sim_bench [--connections N] [--seconds S] [--url U --pid P --token T]\n");
       return 2;
     }
   }
@@ -162,8 +170,11 @@ int main(int argc, char** argv) {
       long status = 0;
       curl_easy_getinfo(slot->easy, CURLINFO_RESPONSE_CODE, &status);
       const auto now = Clock::now();
-      if (message->data.result != CURLE_OK || status != 200) ++errors;
-      else latencies_us.push_back(std::chrono::duration<double, std::micro>(now - slot->started).count());
+      if (message->data.result != CURLE_OK || status != 200)
+        ++errors;
+      else
+        latencies_us.push_back(
+            std::chrono::duration<double, std::micro>(now - slot->started).count());
       curl_multi_remove_handle(multi, slot->easy);
       if (now < deadline) {
         slot->started = now;
@@ -180,17 +191,19 @@ int main(int argc, char** argv) {
     if (latencies_us.empty()) return 0.0;
     return latencies_us[static_cast<size_t>(p * static_cast<double>(latencies_us.size() - 1))];
   };
-  std::printf("connections: %d, duration: %.1f s, target: GET /v1/disks/{id}\n", options.connections,
-              elapsed);
+  std::printf("connections: %d, duration: %.1f s, target: GET /v1/disks/{id}\n",
+              options.connections, elapsed);
   std::printf("requests ok: %zu, errors: %ld\n", latencies_us.size(), errors);
   std::printf("throughput: %.0f req/s\n", static_cast<double>(latencies_us.size()) / elapsed);
   std::printf("latency p50: %.2f ms, p99: %.2f ms, max: %.2f ms\n", percentile(0.50) / 1000,
               percentile(0.99) / 1000, percentile(1.0) / 1000);
   if (options.pid > 0) {
     std::printf("oxide-sim (pid %d) VmRSS: %s, VmHWM: %s\n", options.pid,
-                status_field(options.pid, "VmRSS:").c_str(), status_field(options.pid, "VmHWM:").c_str());
+                status_field(options.pid, "VmRSS:").c_str(),
+                status_field(options.pid, "VmHWM:").c_str());
   }
-  for (Slot& slot : slots) curl_easy_cleanup(slot.easy);
+  for (Slot& slot : slots)
+    curl_easy_cleanup(slot.easy);
   curl_multi_cleanup(multi);
   curl_slist_free_all(headers);
   if (own > 0) {

@@ -56,9 +56,11 @@ nlohmann::json body_json(const ApiCall& call) {
   }
   if (const std::string* type = call.request.header("content-type")) {
     std::string mime = type->substr(0, type->find(';'));
-    while (!mime.empty() && mime.back() == ' ') mime.pop_back();
+    while (!mime.empty() && mime.back() == ' ')
+      mime.pop_back();
     if (mime != "application/json") {
-      throw framework_error(415, "expected content type \"application/json\", got \"" + *type + "\"");
+      throw framework_error(415,
+                            "expected content type \"application/json\", got \"" + *type + "\"");
     }
   }
   try {

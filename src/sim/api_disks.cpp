@@ -44,8 +44,7 @@ void disk_create(Services& services, const CallPtr& call) {
   const bool async = model.timing.async_mode;
   if (async) call->respond_json(201, created);
   const std::string id = disk.id;
-  const std::string final_state =
-      params.source == "importing_blocks" ? "import_ready" : "detached";
+  const std::string final_state = params.source == "importing_blocks" ? "import_ready" : "detached";
   services.timeline.run(model.timing.create_delay_ms, {"disk", disk.id, disk.name},
                         [&services, call, id, created, async, final_state]() {
                           Disk* current = services.model.disk(id);

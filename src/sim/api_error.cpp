@@ -26,9 +26,15 @@ ApiError invalid_request(const std::string& message) {
 ApiError invalid_value(const std::string& label, const std::string& message) {
   return make(400, "InvalidValue", "unsupported value for \"" + label + "\": " + message);
 }
-ApiError unauthorized() { return make(401, "Unauthorized", "credentials missing or invalid"); }
-ApiError conflict(const std::string& message) { return make(409, "Conflict", message); }
-ApiError internal_error() { return make(500, "Internal", "Internal Server Error"); }
+ApiError unauthorized() {
+  return make(401, "Unauthorized", "credentials missing or invalid");
+}
+ApiError conflict(const std::string& message) {
+  return make(409, "Conflict", message);
+}
+ApiError internal_error() {
+  return make(500, "Internal", "Internal Server Error");
+}
 ApiError service_unavailable() {
   return make(503, "ServiceNotAvailable", "Service Unavailable");
 }
@@ -62,7 +68,8 @@ HttpResponse error_response(const ApiError& error, const std::string& request_id
   if (error.error_code) body["error_code"] = *error.error_code;
   body["message"] = error.message;
   HttpResponse response = json_response(error.status, body.dump());
-  for (const auto& header : error.headers) response.headers.push_back(header);
+  for (const auto& header : error.headers)
+    response.headers.push_back(header);
   return response;
 }
 

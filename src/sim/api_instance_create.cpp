@@ -78,11 +78,14 @@ InstanceParams read_instance_create(const nlohmann::json& body) {
   params.start = reader.boolean("start", true);
   if (reader.has("boot_disk")) params.boot_disk = read_attachment(*reader.raw("boot_disk"));
   if (const nlohmann::json* disks = reader.raw("disks"); disks != nullptr && !disks->is_null()) {
-    if (!disks->is_array()) throw BodyError("invalid type: " + describe_unexpected(*disks) + ", expected a sequence");
-    for (const auto& item : *disks) params.disks.push_back(read_attachment(item));
+    if (!disks->is_array())
+      throw BodyError("invalid type: " + describe_unexpected(*disks) + ", expected a sequence");
+    for (const auto& item : *disks)
+      params.disks.push_back(read_attachment(item));
   }
   if (reader.has("auto_restart_policy")) {
-    params.restart_policy = check_variant(*reader.raw("auto_restart_policy"), {"never", "best_effort"});
+    params.restart_policy =
+        check_variant(*reader.raw("auto_restart_policy"), {"never", "best_effort"});
   }
   if (reader.has("cpu_platform")) {
     params.cpu_platform =

@@ -102,7 +102,8 @@ void instance_update(Services& services, const CallPtr& call) {
 void instance_delete(Services& services, const CallPtr& call) {
   const Instance instance = selected_instance(services, call);
   if (instance.run_state != "stopped" && instance.run_state != "failed") {
-    throw invalid_request("cannot delete instance: instance is running or has not yet fully stopped");
+    throw invalid_request(
+        "cannot delete instance: instance is running or has not yet fully stopped");
   }
   WriteBatch batch(services.model.store());
   detach_all_disks(services, instance.id);
@@ -133,7 +134,8 @@ void instance_stop(Services& services, const CallPtr& call) {
   if (state == "creating") {
     throw invalid_request("cannot change instance state while it is still being created");
   }
-  if (state == "destroyed") throw invalid_request("instance state cannot be changed from destroyed");
+  if (state == "destroyed")
+    throw invalid_request("instance state cannot be changed from destroyed");
   if (state == "failed") set_run_state(services, instance, "stopped");
   if (state == "stopped" || state == "stopping" || state == "failed") {
     call->respond_json(202, to_api_json(instance));

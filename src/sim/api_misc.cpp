@@ -10,7 +10,9 @@ namespace {
 constexpr const char* kUserId = "001de000-05e4-4000-8000-000000004007";
 constexpr const char* kSiloId = "001de000-5110-4000-8000-000000000001";
 
-void ping(Services&, const CallPtr& call) { call->respond_json(200, {{"status", "ok"}}); }
+void ping(Services&, const CallPtr& call) {
+  call->respond_json(200, {{"status", "ok"}});
+}
 
 void current_user_view(Services& services, const CallPtr& call) {
   authenticate(services, *call);
@@ -44,7 +46,9 @@ void utilization_view(Services& services, const CallPtr& call) {
   call->respond_json(200, out);
 }
 
-NameOrId project_path(const ApiCall& call) { return path_name_or_id(call, "project"); }
+NameOrId project_path(const ApiCall& call) {
+  return path_name_or_id(call, "project");
+}
 
 void project_view(Services& services, const CallPtr& call) {
   const NameOrId selector = project_path(*call);

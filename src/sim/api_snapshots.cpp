@@ -137,10 +137,9 @@ void snapshot_create(Services& services, const CallPtr& call) {
   const bool async = model.timing.async_mode;
   if (async) call->respond_json(201, to_api_json(snapshot));
   const std::string id = snapshot.id;
-  services.timeline.run(model.timing.create_delay_ms, {"snapshot", id, name},
-                        [&services, call, id, async]() {
-                          finish_snapshot(services, call, id, !async);
-                        });
+  services.timeline.run(
+      model.timing.create_delay_ms, {"snapshot", id, name},
+      [&services, call, id, async]() { finish_snapshot(services, call, id, !async); });
 }
 
 void snapshot_view(Services& services, const CallPtr& call) {

@@ -9,7 +9,9 @@
 namespace oxide_sim {
 namespace {
 
-std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+std::string errno_text(const std::string& what) {
+  return what + ": " + std::strerror(errno);
+}
 
 bool copy_range(int in, int out, off_t start, off_t end, std::string* error) {
   off_t in_offset = start;
@@ -73,6 +75,8 @@ bool copy_sparse_file(const std::string& from, const std::string& to, uint64_t s
   return ok;
 }
 
-void remove_file(const std::string& path) { ::unlink(path.c_str()); }
+void remove_file(const std::string& path) {
+  ::unlink(path.c_str());
+}
 
 }  // namespace oxide_sim

@@ -10,7 +10,7 @@
 namespace oxide_sim {
 namespace {
 
-const std::vector<std::string> kRunStates = {"creating", "starting", "running",  "stopping",
+const std::vector<std::string> kRunStates = {"creating", "starting",  "running",   "stopping",
                                              "stopped",  "rebooting", "migrating", "repairing",
                                              "failed",   "destroyed"};
 
@@ -62,7 +62,8 @@ Target find_target(Model& model, const nlohmann::json& body, bool must_exist) {
   }
   if (body.contains("id")) target.id = canonical_uuid(require_string(body, "id"));
   if (body.contains("name")) target.name = require_string(body, "name");
-  if (target.id.empty() && target.name.empty()) throw std::invalid_argument("give \"id\" or \"name\"");
+  if (target.id.empty() && target.name.empty())
+    throw std::invalid_argument("give \"id\" or \"name\"");
   auto resolve = [&](auto& objects) {
     for (auto& [id, object] : objects) {
       if (id == target.id || (!target.name.empty() && object.name == target.name)) {
@@ -123,10 +124,14 @@ HttpResponse dump_state(Services& services) {
   for (const char* kind : {"projects", "disks", "snapshots", "instances"}) {
     out[kind] = nlohmann::ordered_json::array();
   }
-  for (const auto& [id, object] : services.model.projects) out["projects"].push_back(to_api_json(object));
-  for (const auto& [id, object] : services.model.disks) out["disks"].push_back(to_api_json(object));
-  for (const auto& [id, object] : services.model.snapshots) out["snapshots"].push_back(to_api_json(object));
-  for (const auto& [id, object] : services.model.instances) out["instances"].push_back(instance_view(object));
+  for (const auto& [id, object] : services.model.projects)
+    out["projects"].push_back(to_api_json(object));
+  for (const auto& [id, object] : services.model.disks)
+    out["disks"].push_back(to_api_json(object));
+  for (const auto& [id, object] : services.model.snapshots)
+    out["snapshots"].push_back(to_api_json(object));
+  for (const auto& [id, object] : services.model.instances)
+    out["instances"].push_back(instance_view(object));
   out["frozen"] = services.model.frozen;
   out["guest_devices"] = services.guest.visible_count();
   out["pending_transitions"] = services.timeline.pending_count();
@@ -154,7 +159,8 @@ HttpResponse route(ControlContext& context, const HttpRequest& request,
   if (what == "projects" && method == "POST") {
     const std::string name = require_string(body, "name");
     check_name(name);
-    return ordered_control_json(201, to_api_json(ensure_project(model, name, body.value("description", ""))));
+    return ordered_control_json(
+        201, to_api_json(ensure_project(model, name, body.value("description", ""))));
   }
   if (what == "instances" && segments.size() == 2 && method == "POST") {
     return ordered_control_json(201, instance_view(create_sim_instance(services, body)));
@@ -215,7 +221,8 @@ HttpResponse route(ControlContext& context, const HttpRequest& request,
     context.log.clear();
     return control_json(200, context.log.to_json());
   }
-  return control_error(404, "no such control endpoint: " + method + " /" + segments[0] + "/" + what);
+  return control_error(404,
+                       "no such control endpoint: " + method + " /" + segments[0] + "/" + what);
 }
 
 }  // namespace

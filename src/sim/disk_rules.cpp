@@ -87,12 +87,12 @@ Disk plan_new_disk(Model& model, const Project& project, const DiskCreateParams&
   }
   if (params.backend == "local") disk.block_size = 4096;
   if (params.size % disk.block_size != 0) {
-    throw invalid_value("size and block_size",
-                        "total size must be a multiple of block size " +
-                            std::to_string(disk.block_size));
+    throw invalid_value("size and block_size", "total size must be a multiple of block size " +
+                                                   std::to_string(disk.block_size));
   }
   if (params.size < kGiB) throw invalid_value("size", "total size must be at least 1 GiB");
-  if (params.size % kGiB != 0) throw invalid_value("size", "total size must be a multiple of 1 GiB");
+  if (params.size % kGiB != 0)
+    throw invalid_value("size", "total size must be a multiple of 1 GiB");
   if (params.backend == "distributed" && params.size > kMaxDistributed) {
     throw invalid_value("size", "total size must be less than 1023 GiB");
   }

@@ -21,8 +21,8 @@ std::optional<std::array<unsigned long long, 3>> parse_semver(const std::string&
   size_t position = 0;
   for (int part = 0; part < 3; ++part) {
     if (position >= text.size()) {
-      *error = std::string("unexpected end of input while parsing ") + kParts[part] +
-               " version number";
+      *error =
+          std::string("unexpected end of input while parsing ") + kParts[part] + " version number";
       return std::nullopt;
     }
     if (text[position] < '0' || text[position] > '9') {
@@ -37,18 +37,18 @@ std::optional<std::array<unsigned long long, 3>> parse_semver(const std::string&
     out[static_cast<size_t>(part)] = value;
     if (part < 2) {
       if (position >= text.size() || text[position] != '.') {
-        *error = position >= text.size()
-                     ? std::string("unexpected end of input while parsing ") + kParts[part + 1] +
-                           " version number"
-                     : std::string("unexpected character '") + text[position] + "' after " +
-                           kParts[part] + " version number";
+        *error = position >= text.size() ? std::string("unexpected end of input while parsing ") +
+                                               kParts[part + 1] + " version number"
+                                         : std::string("unexpected character '") + text[position] +
+                                               "' after " + kParts[part] + " version number";
         return std::nullopt;
       }
       ++position;
     }
   }
   if (position < text.size() && text[position] != '-' && text[position] != '+') {
-    *error = std::string("unexpected character '") + text[position] + "' after patch version number";
+    *error =
+        std::string("unexpected character '") + text[position] + "' after patch version number";
     return std::nullopt;
   }
   return out;
@@ -84,13 +84,16 @@ void run_after(uv_loop_t* loop, uint64_t ms, std::function<void()> fn) {
   auto* job = new Job{{}, std::move(fn)};
   job->timer.data = job;
   uv_timer_init(loop, &job->timer);
-  uv_timer_start(&job->timer, [](uv_timer_t* timer) {
-    auto* fired = static_cast<Job*>(timer->data);
-    auto work = std::move(fired->fn);
-    uv_close(reinterpret_cast<uv_handle_t*>(timer),
-             [](uv_handle_t* handle) { delete static_cast<Job*>(handle->data); });
-    work();
-  }, ms, 0);
+  uv_timer_start(
+      &job->timer,
+      [](uv_timer_t* timer) {
+        auto* fired = static_cast<Job*>(timer->data);
+        auto work = std::move(fired->fn);
+        uv_close(reinterpret_cast<uv_handle_t*>(timer),
+                 [](uv_handle_t* handle) { delete static_cast<Job*>(handle->data); });
+        work();
+      },
+      ms, 0);
 }
 
 }  // namespace
@@ -118,14 +121,18 @@ void Simulator::handle_api(HttpRequest&& request, Responder responder,
   const RouteMatch match = match_route(request.method, segments);
   call->operation = match.operation;
   call->path_params = match.params;
-  const FaultDecision fault = match.status == RouteStatus::kMatched
-                                  ? faults_.decide(match.operation, request.method, request.raw_path)
-                                  : FaultDecision{};
+  const FaultDecision fault =
+      match.status == RouteStatus::kMatched
+          ? faults_.decide(match.operation, request.method, request.raw_path)
+          : FaultDecision{};
   LoggedRequest entry{0, request.method, request.raw_path, request.raw_query, match.operation, 0,
                       ""};
-  if (fault.status != 0) entry.fault = std::to_string(fault.status);
-  else if (fault.drop) entry.fault = "drop";
-  else if (fault.delay_ms > 0) entry.fault = "latency";
+  if (fault.status != 0)
+    entry.fault = std::to_string(fault.status);
+  else if (fault.drop)
+    entry.fault = "drop";
+  else if (fault.delay_ms > 0)
+    entry.fault = "latency";
   call->request = std::move(request);
   uv_loop_t* loop = loop_;
   RequestLog* log = &log_;

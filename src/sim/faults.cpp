@@ -73,8 +73,8 @@ FaultDecision Faults::decide(const std::string& operation, const std::string& me
 FaultRule Faults::rule_from_json(const nlohmann::json& value) {
   if (!value.is_object()) throw std::invalid_argument("a fault rule must be a JSON object");
   static const std::vector<std::string> known = {
-      "operation", "method", "path_prefix", "error_500", "error_503",  "error_429",
-      "drop",      "retry_after_s", "latency_ms", "jitter_ms"};
+      "operation", "method", "path_prefix",   "error_500",  "error_503",
+      "error_429", "drop",   "retry_after_s", "latency_ms", "jitter_ms"};
   for (auto it = value.begin(); it != value.end(); ++it) {
     if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
       throw std::invalid_argument("unknown fault rule field \"" + it.key() + "\"");
@@ -150,11 +150,16 @@ FaultRule Faults::rule_from_flag(const std::string& text) {
 nlohmann::json Faults::to_json() const {
   nlohmann::json rules = nlohmann::json::array();
   for (const FaultRule& rule : rules_) {
-    rules.push_back({{"operation", rule.operation}, {"method", rule.method},
-                     {"path_prefix", rule.path_prefix}, {"error_500", rule.error_500},
-                     {"error_503", rule.error_503}, {"error_429", rule.error_429},
-                     {"drop", rule.drop}, {"retry_after_s", rule.retry_after_s},
-                     {"latency_ms", rule.latency_ms}, {"jitter_ms", rule.jitter_ms}});
+    rules.push_back({{"operation", rule.operation},
+                     {"method", rule.method},
+                     {"path_prefix", rule.path_prefix},
+                     {"error_500", rule.error_500},
+                     {"error_503", rule.error_503},
+                     {"error_429", rule.error_429},
+                     {"drop", rule.drop},
+                     {"retry_after_s", rule.retry_after_s},
+                     {"latency_ms", rule.latency_ms},
+                     {"jitter_ms", rule.jitter_ms}});
   }
   return {{"seed", seed_}, {"rules", rules}};
 }

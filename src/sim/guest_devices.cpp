@@ -53,12 +53,14 @@ std::string GuestDevices::snapshot_file(const std::string& snapshot_id) const {
   return backing_dir_ + "/snapshot-" + snapshot_id + ".img";
 }
 
-void GuestDevices::disk_created(const Disk& disk, const std::optional<std::string>& from_snapshot_id) {
+void GuestDevices::disk_created(const Disk& disk,
+                                const std::optional<std::string>& from_snapshot_id) {
   if (!enabled()) return;
   std::string problem;
   bool ok = false;
   if (from_snapshot_id && fs::exists(snapshot_file(*from_snapshot_id))) {
-    ok = copy_sparse_file(snapshot_file(*from_snapshot_id), disk_file(disk.id), disk.size, &problem);
+    ok =
+        copy_sparse_file(snapshot_file(*from_snapshot_id), disk_file(disk.id), disk.size, &problem);
   } else {
     ok = create_sparse_file(disk_file(disk.id), disk.size, &problem);
   }
@@ -76,7 +78,8 @@ bool GuestDevices::snapshot_taken(const Snapshot& snapshot, const Disk& source) 
   auto it = visible_.find(source.id);
   if (it != visible_.end()) flush_block_device(it->second.device.path());
   std::string problem;
-  if (!copy_sparse_file(disk_file(source.id), snapshot_file(snapshot.id), snapshot.size, &problem)) {
+  if (!copy_sparse_file(disk_file(source.id), snapshot_file(snapshot.id), snapshot.size,
+                        &problem)) {
     log_problem(problem);
     return false;
   }
@@ -95,7 +98,8 @@ void GuestDevices::repair_files(const Model& model) {
     wanted.insert(disk_file(id));
     if (!fs::exists(disk_file(id))) disk_created(disk, std::nullopt);
   }
-  for (const auto& [id, snapshot] : model.snapshots) wanted.insert(snapshot_file(id));
+  for (const auto& [id, snapshot] : model.snapshots)
+    wanted.insert(snapshot_file(id));
   std::error_code code;
   for (const auto& entry : fs::directory_iterator(backing_dir_, code)) {
     const std::string path = entry.path().string();
@@ -116,7 +120,8 @@ void GuestDevices::reconcile(const Model& model) {
   for (const auto& [id, visible] : visible_) {
     if (desired.count(id) == 0) gone.push_back(id);
   }
-  for (const auto& id : gone) hide(id);
+  for (const auto& id : gone)
+    hide(id);
   for (const auto& id : desired) {
     if (visible_.count(id) > 0) continue;
     const Disk& disk = model.disks.at(id);
@@ -128,7 +133,8 @@ void GuestDevices::reconcile(const Model& model) {
       continue;
     }
     const int index = next_nvme_index_++;
-    if (!tree_->add(*device, disk.size, disk.block_size, guest_serial(disk.name), index, &problem)) {
+    if (!tree_->add(*device, disk.size, disk.block_size, guest_serial(disk.name), index,
+                    &problem)) {
       log_problem(problem);
       detach_loop_device(device->name, &problem);
       continue;
@@ -148,7 +154,8 @@ void GuestDevices::hide(const std::string& disk_id) {
 }
 
 void GuestDevices::shutdown() {
-  while (!visible_.empty()) hide(visible_.begin()->first);
+  while (!visible_.empty())
+    hide(visible_.begin()->first);
 }
 
 }  // namespace oxide_sim

@@ -45,7 +45,8 @@ struct HttpServer::Internals {
   static MHD_Result collect_header(void* cls, MHD_ValueKind, const char* key, const char* value) {
     auto* headers = static_cast<std::map<std::string, std::string>*>(cls);
     std::string name(key == nullptr ? "" : key);
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     (*headers)[name] = value == nullptr ? "" : value;
     return MHD_YES;
   }
@@ -53,8 +54,8 @@ struct HttpServer::Internals {
   static MHD_Result queue(Exchange& exchange) {
     HttpResponse& out = *exchange.response;
     if (out.drop_connection) return MHD_NO;
-    MHD_Response* response = MHD_create_response_from_buffer(
-        out.body.size(), out.body.data(), MHD_RESPMEM_MUST_COPY);
+    MHD_Response* response =
+        MHD_create_response_from_buffer(out.body.size(), out.body.data(), MHD_RESPMEM_MUST_COPY);
     if (response == nullptr) return MHD_NO;
     for (const auto& [name, value] : out.headers) {
       MHD_add_response_header(response, name.c_str(), value.c_str());
@@ -125,7 +126,9 @@ void Responder::send(HttpResponse response) const {
   }
 }
 
-HttpServer::~HttpServer() { stop(); }
+HttpServer::~HttpServer() {
+  stop();
+}
 
 bool HttpServer::start(const Options& options, Handler handler, std::string* error) {
   options_ = options;
@@ -171,9 +174,10 @@ void HttpServer::run_soon() {
   if (!handles_open_) return;
   run_requested_ = true;
   if (in_run_) return;  // run_and_reschedule will see the flag when MHD_run returns
-  uv_timer_start(&timer_, [](uv_timer_t* handle) {
-    static_cast<HttpServer*>(handle->data)->run_and_reschedule();
-  }, 0, 0);
+  uv_timer_start(
+      &timer_,
+      [](uv_timer_t* handle) { static_cast<HttpServer*>(handle->data)->run_and_reschedule(); }, 0,
+      0);
 }
 
 void HttpServer::run_and_reschedule() {
@@ -187,9 +191,10 @@ void HttpServer::run_and_reschedule() {
   // A connection resumed during MHD_run needs another pass right away.
   if (run_requested_) timeout_ms = 0;
   if (run_requested_ || MHD_get_timeout(daemon_, &timeout_ms) == MHD_YES) {
-    uv_timer_start(&timer_, [](uv_timer_t* handle) {
-      static_cast<HttpServer*>(handle->data)->run_and_reschedule();
-    }, static_cast<uint64_t>(timeout_ms), 0);
+    uv_timer_start(
+        &timer_,
+        [](uv_timer_t* handle) { static_cast<HttpServer*>(handle->data)->run_and_reschedule(); },
+        static_cast<uint64_t>(timeout_ms), 0);
   } else {
     uv_timer_stop(&timer_);
   }

@@ -11,8 +11,8 @@ namespace oxide_sim {
 
 struct HttpRequest {
   std::string method;
-  std::string raw_path;      // exactly as sent, still percent-encoded
-  std::string raw_query;     // the part after '?', still percent-encoded ("" if none)
+  std::string raw_path;   // exactly as sent, still percent-encoded
+  std::string raw_query;  // the part after '?', still percent-encoded ("" if none)
   std::map<std::string, std::string> headers;  // keys lowercased
   std::string body;
   bool body_too_large = false;  // the body went over the server's limit and was discarded

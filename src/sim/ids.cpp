@@ -12,7 +12,9 @@ std::mt19937_64& generator() {
   return engine;
 }
 
-bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_hex(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+}
 
 }  // namespace
 
@@ -59,7 +61,8 @@ std::optional<std::string> parse_uuid(std::string_view text) {
 
 std::string canonical_uuid(std::string_view text) {
   std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 

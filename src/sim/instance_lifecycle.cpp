@@ -12,8 +12,8 @@ void set_run_state(Services& services, Instance& instance, const std::string& ru
   services.guest.reconcile(services.model);
 }
 
-void schedule_run_state(Services& services, const std::string& instance_id,
-                        const std::string& from, const std::string& to) {
+void schedule_run_state(Services& services, const std::string& instance_id, const std::string& from,
+                        const std::string& to) {
   const Instance* instance = services.model.instance(instance_id);
   if (instance == nullptr) return;
   services.timeline.run(services.model.timing.instance_delay_ms,

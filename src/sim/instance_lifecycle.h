@@ -14,8 +14,8 @@ void set_run_state(Services& services, Instance& instance, const std::string& ru
 
 // After the instance delay (or when released, if frozen), moves the instance from `from`
 // to `to` if it is still in `from`.
-void schedule_run_state(Services& services, const std::string& instance_id,
-                        const std::string& from, const std::string& to);
+void schedule_run_state(Services& services, const std::string& instance_id, const std::string& from,
+                        const std::string& to);
 
 // Detaches every disk attached to the instance (instance delete).
 void detach_all_disks(Services& services, const std::string& instance_id);

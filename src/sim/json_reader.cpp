@@ -86,7 +86,9 @@ std::string check_variant(const nlohmann::json& value, const std::vector<std::st
   throw BodyError("unknown variant `" + text + "`, expected one of " + quote_list(variants));
 }
 
-void ObjectReader::set_reject_unknown_fields(bool reject) { g_reject_unknown_fields = reject; }
+void ObjectReader::set_reject_unknown_fields(bool reject) {
+  g_reject_unknown_fields = reject;
+}
 
 ObjectReader::ObjectReader(const nlohmann::json& value, std::string struct_name)
     : object_(value), struct_name_(std::move(struct_name)) {
@@ -183,13 +185,15 @@ std::string ObjectReader::uuid(const std::string& key) {
   return *parsed;
 }
 
-std::string ObjectReader::variant(const std::string& key, const std::vector<std::string>& variants) {
+std::string ObjectReader::variant(const std::string& key,
+                                  const std::vector<std::string>& variants) {
   return check_variant(required(key), variants);
 }
 
 void ObjectReader::finish(const std::vector<std::string>& also_known) {
   if (!g_reject_unknown_fields) return;
-  for (const auto& key : also_known) known_.insert(key);
+  for (const auto& key : also_known)
+    known_.insert(key);
   for (auto it = object_.begin(); it != object_.end(); ++it) {
     if (known_.count(it.key()) == 0) {
       std::vector<std::string> expected(known_.begin(), known_.end());

@@ -30,7 +30,7 @@ class ObjectReader {
  public:
   ObjectReader(const nlohmann::json& value, std::string struct_name);
 
-  bool has(const std::string& key) const;  // present and not null
+  bool has(const std::string& key) const;             // present and not null
   const nlohmann::json* raw(const std::string& key);  // marks the key as known
   std::string string(const std::string& key);
   std::optional<std::string> optional_string(const std::string& key);

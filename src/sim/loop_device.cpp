@@ -30,7 +30,9 @@ class Fd {
   int fd_;
 };
 
-std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+std::string errno_text(const std::string& what) {
+  return what + ": " + std::strerror(errno);
+}
 
 }  // namespace
 
@@ -61,8 +63,7 @@ std::optional<LoopDevice> attach_loop_device(const std::string& file, uint32_t b
     loop_config config{};
     config.fd = static_cast<__u32>(backing.get());
     config.block_size = block_size;
-    std::strncpy(reinterpret_cast<char*>(config.info.lo_file_name), file.c_str(),
-                 LO_NAME_SIZE - 1);
+    std::strncpy(reinterpret_cast<char*>(config.info.lo_file_name), file.c_str(), LO_NAME_SIZE - 1);
     if (::ioctl(device.get(), LOOP_CONFIGURE, &config) != 0) {
       *error = errno_text("LOOP_CONFIGURE on /dev/" + name);
       if (errno == EBUSY) continue;  // another process took it first

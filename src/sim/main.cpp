@@ -63,9 +63,12 @@ int main(int argc, char** argv) {
 
   uv_run(loop, UV_RUN_DEFAULT);
   // Latency timers of dropped requests may still be open: close whatever remains.
-  uv_walk(loop, [](uv_handle_t* handle, void*) {
-    if (!uv_is_closing(handle)) uv_close(handle, nullptr);
-  }, nullptr);
+  uv_walk(
+      loop,
+      [](uv_handle_t* handle, void*) {
+        if (!uv_is_closing(handle)) uv_close(handle, nullptr);
+      },
+      nullptr);
   uv_run(loop, UV_RUN_DEFAULT);
   uv_loop_close(loop);
   std::fprintf(stderr, "oxide-sim: stopped\n");

@@ -57,9 +57,15 @@ Snapshot* Model::snapshot_named(const std::string& project_id, const std::string
 Instance* Model::instance_named(const std::string& project_id, const std::string& name) {
   return find_named(instances, project_id, name);
 }
-Disk* Model::disk(const std::string& id) { return find_id(disks, id); }
-Snapshot* Model::snapshot(const std::string& id) { return find_id(snapshots, id); }
-Instance* Model::instance(const std::string& id) { return find_id(instances, id); }
+Disk* Model::disk(const std::string& id) {
+  return find_id(disks, id);
+}
+Snapshot* Model::snapshot(const std::string& id) {
+  return find_id(snapshots, id);
+}
+Instance* Model::instance(const std::string& id) {
+  return find_id(instances, id);
+}
 
 Project& Model::select_project(const NameOrId& selector) {
   Project* project = project_by(selector);
@@ -75,13 +81,15 @@ Disk& Model::select_disk(const NameOrId& disk, const std::optional<NameOrId>& pr
 
 Snapshot& Model::select_snapshot(const NameOrId& snapshot, const std::optional<NameOrId>& project) {
   return select<Snapshot>(*this, &Model::snapshot, &Model::snapshot_named, "snapshot", snapshot,
-                          project, "when providing snapshot as an ID, project should not be specified",
+                          project,
+                          "when providing snapshot as an ID, project should not be specified",
                           "snapshot should either be an ID or project should be specified");
 }
 
 Instance& Model::select_instance(const NameOrId& instance, const std::optional<NameOrId>& project) {
   return select<Instance>(*this, &Model::instance, &Model::instance_named, "instance", instance,
-                          project, "when providing instance as an ID project should not be specified",
+                          project,
+                          "when providing instance as an ID project should not be specified",
                           "instance should either be UUID or project should be specified");
 }
 
@@ -119,11 +127,14 @@ void Model::erase_instance(const std::string& id) {
 }
 
 void Model::save_quota() {
-  nlohmann::json value = {{"cpus", quota.cpus}, {"memory", quota.memory}, {"storage", quota.storage}};
+  nlohmann::json value = {
+      {"cpus", quota.cpus}, {"memory", quota.memory}, {"storage", quota.storage}};
   store_.put_setting("quota", value.dump());
 }
 
-void Model::save_frozen() { store_.put_setting("frozen", nlohmann::json(frozen).dump()); }
+void Model::save_frozen() {
+  store_.put_setting("frozen", nlohmann::json(frozen).dump());
+}
 
 bool Model::is_frozen(const std::string& kind, const std::string& id,
                       const std::string& name) const {
@@ -132,8 +143,10 @@ bool Model::is_frozen(const std::string& kind, const std::string& id,
 
 uint64_t Model::provisioned_storage() const {
   uint64_t total = 0;
-  for (const auto& [id, disk] : disks) total += disk.size;
-  for (const auto& [id, snapshot] : snapshots) total += snapshot.size;
+  for (const auto& [id, disk] : disks)
+    total += disk.size;
+  for (const auto& [id, snapshot] : snapshots)
+    total += snapshot.size;
   return total;
 }
 
@@ -156,7 +169,8 @@ uint64_t Model::provisioned_memory() const {
 std::vector<const Disk*> Model::disks_attached_to(const std::string& instance_id) const {
   std::vector<const Disk*> out;
   for (const auto& [id, disk] : disks) {
-    if (disk_state_has_instance(disk.state) && disk.instance_id == instance_id) out.push_back(&disk);
+    if (disk_state_has_instance(disk.state) && disk.instance_id == instance_id)
+      out.push_back(&disk);
   }
   return out;
 }

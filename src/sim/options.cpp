@@ -24,7 +24,8 @@ std::string read_token_file(const std::string& path) {
   if (!in) throw std::invalid_argument("cannot read --token-file " + path);
   std::string token;
   std::getline(in, token);
-  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' '))
+    token.pop_back();
   return token;
 }
 

@@ -87,7 +87,8 @@ void Persistence::put_setting(const std::string& key, const std::string& value) 
   sqlite3_step(statement.handle);
 }
 
-std::map<std::string, std::vector<std::pair<std::string, std::string>>> Persistence::load_objects() {
+std::map<std::string, std::vector<std::pair<std::string, std::string>>>
+Persistence::load_objects() {
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> out;
   if (db_ == nullptr) return out;
   Statement statement(db_, "SELECT kind, id, body FROM objects ORDER BY kind, id");

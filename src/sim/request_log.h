@@ -12,8 +12,8 @@ namespace oxide_sim {
 struct LoggedRequest {
   uint64_t seq = 0;
   std::string method, path, query, operation;
-  int status = 0;         // 0 when the connection was dropped
-  std::string fault;      // "", "500", "503", "429", "drop", "latency"
+  int status = 0;     // 0 when the connection was dropped
+  std::string fault;  // "", "500", "503", "429", "drop", "latency"
 };
 
 class RequestLog {

@@ -93,9 +93,13 @@ nlohmann::ordered_json to_api_json(const Instance& instance) {
   return out;
 }
 
-nlohmann::json to_record(const Project& project) { return to_api_json(project); }
+nlohmann::json to_record(const Project& project) {
+  return to_api_json(project);
+}
 
-nlohmann::json to_record(const Disk& disk) { return to_api_json(disk); }
+nlohmann::json to_record(const Disk& disk) {
+  return to_api_json(disk);
+}
 
 nlohmann::json to_record(const Snapshot& snapshot) {
   nlohmann::json out = to_api_json(snapshot);

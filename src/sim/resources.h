@@ -22,7 +22,7 @@ struct Disk {
   uint64_t size = 0;
   uint32_t block_size = 4096;
   std::string state = "creating";  // DiskState tag, snake_case
-  std::string instance_id;          // set in attaching/attached/detaching
+  std::string instance_id;         // set in attaching/attached/detaching
   std::string disk_type = "distributed";
   bool read_only = false;
   std::string time_created, time_modified;
@@ -51,7 +51,7 @@ struct Instance {
 
 struct Quota {
   int64_t cpus = 256;
-  uint64_t memory = 1099511627776ULL;   // 1 TiB
+  uint64_t memory = 1099511627776ULL;    // 1 TiB
   uint64_t storage = 10995116277760ULL;  // 10 TiB
 };
 

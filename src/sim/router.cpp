@@ -79,7 +79,8 @@ RouteMatch match_route(const std::string& method, const std::vector<std::string>
 const std::vector<std::string>& known_operations() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const Route& route : routes()) out.emplace_back(route.operation);
+    for (const Route& route : routes())
+      out.emplace_back(route.operation);
     return out;
   }();
   return names;

@@ -12,7 +12,7 @@ enum class RouteStatus { kMatched, kNotFound, kMethodNotAllowed };
 
 struct RouteMatch {
   RouteStatus status = RouteStatus::kNotFound;
-  std::string operation;                     // e.g. "disk_view"
+  std::string operation;                      // e.g. "disk_view"
   std::map<std::string, std::string> params;  // e.g. {"disk": "pv-a"}
 };
 

@@ -25,10 +25,9 @@ Simulator::Simulator(uv_loop_t* loop, SimOptions options)
     : loop_(loop),
       options_(std::move(options)),
       model_(store_),
-      timeline_(loop,
-                [this](const ResourceKey& key) {
-                  return model_.is_frozen(key.kind, key.id, key.name);
-                }),
+      timeline_(
+          loop,
+          [this](const ResourceKey& key) { return model_.is_frozen(key.kind, key.id, key.name); }),
       services_{model_, timeline_, guest_, auth_},
       control_{services_, faults_, log_, [this]() { reset(); }},
       server_(loop) {}
@@ -136,7 +135,8 @@ void Simulator::recover_transitions() {
   }
   for (const auto& [id, instance] : model_.instances) {
     const std::string& state = instance.run_state;
-    if (state == "creating" || state == "starting" || state == "stopping") instance_ids.push_back(id);
+    if (state == "creating" || state == "starting" || state == "stopping")
+      instance_ids.push_back(id);
   }
   for (const std::string& id : disk_ids) {
     timeline_.run(0, {"disk", id, model_.disks.at(id).name}, [this, id]() {
@@ -166,10 +166,12 @@ void Simulator::recover_transitions() {
   for (const std::string& id : instance_ids) {
     const Instance& instance = model_.instances.at(id);
     const std::string next = instance.run_state == "starting" ? "running" : "stopped";
-    timeline_.run(0, {"instance", id, instance.name}, [this, id, from = instance.run_state, next]() {
-      Instance* current = model_.instance(id);
-      if (current != nullptr && current->run_state == from) set_run_state(services_, *current, next);
-    });
+    timeline_.run(0, {"instance", id, instance.name},
+                  [this, id, from = instance.run_state, next]() {
+                    Instance* current = model_.instance(id);
+                    if (current != nullptr && current->run_state == from)
+                      set_run_state(services_, *current, next);
+                  });
   }
   // A disk left in maintenance without a running snapshot (killed between writes).
   for (auto& [id, disk] : model_.disks) {
@@ -187,12 +189,18 @@ void Simulator::recover_transitions() {
 void Simulator::reset() {
   timeline_.shutdown();
   WriteBatch batch(store_);
-  for (const auto& [id, disk] : model_.disks) store_.erase("disk", id);
-  for (const auto& [id, snapshot] : model_.snapshots) store_.erase("snapshot", id);
-  for (const auto& [id, instance] : model_.instances) store_.erase("instance", id);
-  for (const auto& [id, project] : model_.projects) store_.erase("project", id);
-  for (const auto& [id, disk] : model_.disks) guest_.disk_deleted(id);
-  for (const auto& [id, snapshot] : model_.snapshots) guest_.snapshot_deleted(id);
+  for (const auto& [id, disk] : model_.disks)
+    store_.erase("disk", id);
+  for (const auto& [id, snapshot] : model_.snapshots)
+    store_.erase("snapshot", id);
+  for (const auto& [id, instance] : model_.instances)
+    store_.erase("instance", id);
+  for (const auto& [id, project] : model_.projects)
+    store_.erase("project", id);
+  for (const auto& [id, disk] : model_.disks)
+    guest_.disk_deleted(id);
+  for (const auto& [id, snapshot] : model_.snapshots)
+    guest_.snapshot_deleted(id);
   model_.disks.clear();
   model_.snapshots.clear();
   model_.instances.clear();

@@ -45,13 +45,15 @@ bool SysfsTree::add(const LoopDevice& device, uint64_t size_bytes, uint32_t bloc
   fs::create_directories(staging / "queue", code);
   fs::create_directories(staging / "device", code);
   bool ok = !code;
-  ok = ok && write_file(staging / "dev", std::to_string(device.major) + ":" +
-                                             std::to_string(device.minor) + "\n");
+  ok = ok && write_file(staging / "dev",
+                        std::to_string(device.major) + ":" + std::to_string(device.minor) + "\n");
   ok = ok && write_file(staging / "size", std::to_string(size_bytes / 512) + "\n");
-  ok = ok && write_file(staging / "queue" / "logical_block_size", std::to_string(block_size) + "\n");
+  ok =
+      ok && write_file(staging / "queue" / "logical_block_size", std::to_string(block_size) + "\n");
   ok = ok && write_file(staging / "device" / "serial", serial + "\n");
   ok = ok && write_file(staging / "device" / "model", "\n");
-  const fs::path controller = fs::path(root_) / "class" / "nvme" / ("nvme" + std::to_string(nvme_index));
+  const fs::path controller =
+      fs::path(root_) / "class" / "nvme" / ("nvme" + std::to_string(nvme_index));
   fs::create_directories(controller, code);
   ok = ok && !code && write_file(controller / "serial", serial + "\n");
   ok = ok && write_file(controller / "model", "\n");

@@ -18,10 +18,13 @@ void Timeline::run(uint64_t delay_ms, ResourceKey key, std::function<void()> ste
   pending->timer.data = pending;
   uv_timer_init(loop_, &pending->timer);
   timers_.insert(pending);
-  uv_timer_start(&pending->timer, [](uv_timer_t* timer) {
-    auto* fired = static_cast<Pending*>(timer->data);
-    fired->owner->fire(fired);
-  }, delay_ms, 0);
+  uv_timer_start(
+      &pending->timer,
+      [](uv_timer_t* timer) {
+        auto* fired = static_cast<Pending*>(timer->data);
+        fired->owner->fire(fired);
+      },
+      delay_ms, 0);
 }
 
 void Timeline::fire(Pending* pending) {
@@ -46,7 +49,8 @@ void Timeline::release_unfrozen() {
       ++it;
     }
   }
-  for (auto& item : ready) item.step();
+  for (auto& item : ready)
+    item.step();
 }
 
 void Timeline::force(const std::string& kind, const std::string& id) {
@@ -58,7 +62,8 @@ void Timeline::force(const std::string& kind, const std::string& id) {
       ++it;
     }
   }
-  for (auto& item : ready) item.step();
+  for (auto& item : ready)
+    item.step();
 }
 
 void Timeline::shutdown() {

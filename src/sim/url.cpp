@@ -46,7 +46,8 @@ PathSplit split_path(std::string_view raw_path) {
     const std::string_view raw_segment = raw_path.substr(start, end - start);
     auto decoded = percent_decode(raw_segment, false);
     if (!decoded) {
-      result.error = "invalid percent-encoding in path segment \"" + std::string(raw_segment) + "\"";
+      result.error =
+          "invalid percent-encoding in path segment \"" + std::string(raw_segment) + "\"";
       return result;
     }
     if (*decoded == "." || *decoded == "..") {

@@ -21,8 +21,10 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
     std::string name = line.substr(0, colon);
     std::transform(name.begin(), name.end(), name.begin(), ::tolower);
     std::string value = line.substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ')) value.erase(0, 1);
-    while (!value.empty() && (value.back() == '\r' || value.back() == '\n')) value.pop_back();
+    while (!value.empty() && (value.front() == ' '))
+      value.erase(0, 1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n'))
+      value.pop_back();
     (*static_cast<std::map<std::string, std::string>*>(user))[name] = value;
   }
   return size * count;
@@ -42,7 +44,9 @@ std::string Reply::header(const std::string& name) const {
 HttpClient::HttpClient(std::string base_url, std::string token)
     : curl_(curl_easy_init()), base_url_(std::move(base_url)), token_(std::move(token)) {}
 
-HttpClient::~HttpClient() { curl_easy_cleanup(curl_); }
+HttpClient::~HttpClient() {
+  curl_easy_cleanup(curl_);
+}
 
 Reply HttpClient::request(const std::string& method, const std::string& path,
                           const std::optional<std::string>& body,
@@ -90,7 +94,8 @@ void HttpClient::record(const std::string& method, const std::string& path, cons
   if (dir == nullptr || reply.curl_code != CURLE_OK || path.rfind("/v1/", 0) != 0) return;
   if (reply.body.empty()) return;
   const auto parsed = nlohmann::json::parse(reply.body, nullptr, false);
-  nlohmann::json line = {{"method", method}, {"path", path.substr(0, path.find('?'))},
+  nlohmann::json line = {{"method", method},
+                         {"path", path.substr(0, path.find('?'))},
                          {"status", reply.status},
                          {"body", parsed.is_discarded() ? nlohmann::json(reply.body) : parsed},
                          {"raw_is_json", !parsed.is_discarded()}};

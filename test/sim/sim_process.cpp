@@ -16,22 +16,29 @@ namespace {
 
 std::vector<char*> to_argv(std::vector<std::string>& args) {
   std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
+  for (auto& arg : args)
+    argv.push_back(arg.data());
   argv.push_back(nullptr);
   return argv;
 }
 
 }  // namespace
 
-std::string SimProcess::binary_path() { return OXIDE_SIM_BINARY; }
+std::string SimProcess::binary_path() {
+  return OXIDE_SIM_BINARY;
+}
 
-SimProcess::SimProcess(std::vector<std::string> args) { start(std::move(args)); }
+SimProcess::SimProcess(std::vector<std::string> args) {
+  start(std::move(args));
+}
 
 void SimProcess::start(std::vector<std::string> args) {
-  for (const auto& arg : args) tls_ |= arg == "--tls-cert";
+  for (const auto& arg : args)
+    tls_ |= arg == "--tls-cert";
   std::vector<std::string> full = {binary_path(), "--port", "0"};
   bool has_token = false;
-  for (const auto& arg : args) has_token |= arg == "--token" || arg == "--token-file";
+  for (const auto& arg : args)
+    has_token |= arg == "--token" || arg == "--token-file";
   if (!has_token) {
     full.push_back("--token");
     full.push_back(kToken);
@@ -55,7 +62,8 @@ void SimProcess::start(std::vector<std::string> args) {
   ::close(err_fd);
   std::string line;
   char c = 0;
-  while (::read(out_pipe[0], &c, 1) == 1 && c != '\n') line.push_back(c);
+  while (::read(out_pipe[0], &c, 1) == 1 && c != '\n')
+    line.push_back(c);
   ::close(out_pipe[0]);
   if (line.empty()) {
     int status = 0;
@@ -125,7 +133,8 @@ int run_sim_to_exit(const std::vector<std::string>& args, std::string* output) {
   ::close(out_pipe[1]);
   char buffer[4096];
   ssize_t got = 0;
-  while ((got = ::read(out_pipe[0], buffer, sizeof buffer)) > 0) output->append(buffer, got);
+  while ((got = ::read(out_pipe[0], buffer, sizeof buffer)) > 0)
+    output->append(buffer, got);
   ::close(out_pipe[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);

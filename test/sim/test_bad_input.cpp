@@ -23,11 +23,13 @@ TEST_F(BadInputTest, MalformedJson) {
                "unable to parse JSON body: EOF while parsing a value at line 1 column 0");
   Reply garbage = raw_post("/v1/disks?project=demo", "{]");
   EXPECT_EQ(garbage.status, 400);
-  EXPECT_EQ(garbage.json()["message"].get<std::string>().rfind("unable to parse JSON body: ", 0), 0U);
+  EXPECT_EQ(garbage.json()["message"].get<std::string>().rfind("unable to parse JSON body: ", 0),
+            0U);
   EXPECT_FALSE(garbage.json().contains("error_code"));
   expect_error(raw_post("/v1/disks?project=demo", "[1,2]"), 400, nullptr,
                "unable to parse JSON body: invalid type: sequence, expected struct DiskCreate");
-  Reply wrong_type = api().request("POST", "/v1/disks?project=demo", "{}", {"Content-Type: text/plain"});
+  Reply wrong_type =
+      api().request("POST", "/v1/disks?project=demo", "{}", {"Content-Type: text/plain"});
   EXPECT_EQ(wrong_type.status, 415);
 }
 
@@ -66,13 +68,18 @@ TEST_F(BadInputTest, UnknownFieldsAreIgnoredLikeTheRealApi) {
 }
 
 TEST_F(BadInputTest, InvalidUuids) {
-  nlohmann::json body = {{"name", "pv-s"}, {"description", ""}, {"size", kGiB},
-                         {"disk_backend", {{"type", "distributed"},
-                                           {"disk_source", {{"type", "snapshot"},
-                                                            {"snapshot_id", "not-a-uuid"}}}}}};
+  nlohmann::json body = {
+      {"name", "pv-s"},
+      {"description", ""},
+      {"size", kGiB},
+      {"disk_backend",
+       {{"type", "distributed"},
+        {"disk_source", {{"type", "snapshot"}, {"snapshot_id", "not-a-uuid"}}}}}};
   Reply reply = api().post("/v1/disks?project=demo", body);
   EXPECT_EQ(reply.status, 400);
-  EXPECT_EQ(reply.json()["message"].get<std::string>().rfind("unable to parse JSON body: UUID parsing failed: ", 0), 0U)
+  EXPECT_EQ(reply.json()["message"].get<std::string>().rfind(
+                "unable to parse JSON body: UUID parsing failed: ", 0),
+            0U)
       << reply.body;
   // In a path, a bad UUID is read as a name and fails the name rules.
   expect_error(api().get("/v1/disks/8d1e3a6c-zzzz"), 400, nullptr,
@@ -85,8 +92,12 @@ TEST_F(BadInputTest, EveryNameRuleMessage) {
       {"", "name requires at least one character"},
       {"1abc", "name must begin with an ASCII lowercase character"},
       {"Abc", "name must begin with an ASCII lowercase character"},
-      {"abC", "name contains invalid character: \"C\" (allowed characters are lowercase ASCII, digits, and \"-\")"},
-      {"ab_c", "name contains invalid character: \"_\" (allowed characters are lowercase ASCII, digits, and \"-\")"},
+      {"abC",
+       "name contains invalid character: \"C\" (allowed characters are lowercase ASCII, digits, "
+       "and \"-\")"},
+      {"ab_c",
+       "name contains invalid character: \"_\" (allowed characters are lowercase ASCII, digits, "
+       "and \"-\")"},
       {"abc-", "name cannot end with \"-\""},
       {"abcdef01-2345-4678-9abc-def012345678", "name cannot be a UUID to avoid ambiguity with IDs"},
   };
@@ -107,12 +118,12 @@ TEST_F(BadInputTest, BodyOverOneMebibyte) {
 }
 
 TEST_F(BadInputTest, PathTricks) {
-  for (const char* path :
-       {"/v1/disks/../projects/demo", "/v1/disks/%2e%2e/x", "/v1/disks/a%2Fb", "/v1/disks/a%2fb",
-        "/v1/./ping", "/v1/disks/%zz", "/v1/disks/a%00b"}) {
+  for (const char* path : {"/v1/disks/../projects/demo", "/v1/disks/%2e%2e/x", "/v1/disks/a%2Fb",
+                           "/v1/disks/a%2fb", "/v1/./ping", "/v1/disks/%zz", "/v1/disks/a%00b"}) {
     Reply reply = api().get(path);
     EXPECT_EQ(reply.status, 400) << path << " " << reply.body;
-    EXPECT_EQ(reply.json()["message"].get<std::string>().rfind("bad parameter in URL path: ", 0), 0U)
+    EXPECT_EQ(reply.json()["message"].get<std::string>().rfind("bad parameter in URL path: ", 0),
+              0U)
         << path << " " << reply.body;
     EXPECT_FALSE(reply.json().contains("error_code"));
   }

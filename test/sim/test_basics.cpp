@@ -57,7 +57,9 @@ TEST_F(BasicsTest, ApiVersionHeader) {
                "server does not support this API version: 2026081902.0.0");
   Reply bad = with("latest");
   EXPECT_EQ(bad.status, 400);
-  EXPECT_EQ(bad.json()["message"].get<std::string>().rfind("bad value for header \"api-version\": ", 0), 0U)
+  EXPECT_EQ(
+      bad.json()["message"].get<std::string>().rfind("bad value for header \"api-version\": ", 0),
+      0U)
       << bad.body;
   EXPECT_FALSE(bad.json().contains("error_code"));
 }
@@ -123,8 +125,11 @@ TEST_F(BasicsTest, UtilizationCountsDisksSnapshotsAndRunningInstances) {
   EXPECT_EQ(empty.json()["capacity"]["storage"], 10995116277760ULL);
   EXPECT_EQ(empty.json()["provisioned"]["storage"], 0);
   create_disk("pv-a", 10);
-  ASSERT_EQ(api().post("/v1/snapshots?project=demo",
-                       {{"name", "s"}, {"description", ""}, {"disk", "pv-a"}}).status, 201);
+  ASSERT_EQ(api()
+                .post("/v1/snapshots?project=demo",
+                      {{"name", "s"}, {"description", ""}, {"disk", "pv-a"}})
+                .status,
+            201);
   control_instance("node", "running");
   control_instance("idle", "stopped");
   const nlohmann::json used = api().get("/v1/utilization").json()["provisioned"];
@@ -137,10 +142,10 @@ TEST(CommandLine, HelpListsEveryFlag) {
   std::string output;
   ASSERT_EQ(run_sim_to_exit({"--help"}, &output), 0);
   for (const char* flag :
-       {"--port", "--token", "--token-file", "--tls-cert", "--tls-key", "--state-db",
-        "--seed-file", "--project", "--storage-quota", "--hotplug", "--create-delay-ms",
-        "--delete-delay-ms", "--instance-delay-ms", "--async", "--fault-seed", "--fault",
-        "--guest-sysfs-root", "--guest-backing-dir"}) {
+       {"--port", "--token", "--token-file", "--tls-cert", "--tls-key", "--state-db", "--seed-file",
+        "--project", "--storage-quota", "--hotplug", "--create-delay-ms", "--delete-delay-ms",
+        "--instance-delay-ms", "--async", "--fault-seed", "--fault", "--guest-sysfs-root",
+        "--guest-backing-dir"}) {
     EXPECT_NE(output.find(flag), std::string::npos) << flag;
   }
 }

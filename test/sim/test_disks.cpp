@@ -30,7 +30,8 @@ TEST_F(DiskTest, CreateAnswersCreatingThenGetSaysDetached) {
   EXPECT_EQ(by_id.status, 200);
   EXPECT_EQ(by_id.json()["name"], "pv-a");
   std::string upper = id;
-  for (char& c : upper) c = static_cast<char>(toupper(c));
+  for (char& c : upper)
+    c = static_cast<char>(toupper(c));
   EXPECT_EQ(api().get("/v1/disks/" + upper).json()["id"], id);
 }
 
@@ -93,8 +94,8 @@ TEST_F(DiskTest, ProjectParameterRules) {
                "not found: project with name \"nope\"");
   expect_error(api().get("/v1/disks/pv-zz?project=demo"), 404, "ObjectNotFound",
                "not found: disk with name \"pv-zz\"");
-  expect_error(api().get("/v1/disks/00000000-0000-4000-8000-00000000000a"), 404,
-               "ObjectNotFound", "not found: disk with id \"00000000-0000-4000-8000-00000000000a\"");
+  expect_error(api().get("/v1/disks/00000000-0000-4000-8000-00000000000a"), 404, "ObjectNotFound",
+               "not found: disk with id \"00000000-0000-4000-8000-00000000000a\"");
   expect_error(api().get("/v1/disks?project=demo&project=demo"), 400, nullptr,
                "unable to parse query string: duplicate field `project`");
 }
@@ -132,12 +133,12 @@ TEST_F(DiskTest, FromSnapshotRules) {
   ASSERT_EQ(snap.status, 201);
   const std::string snapshot_id = snap.json()["id"];
   auto from = [&](uint64_t size, bool read_only, const std::string& id) {
-    nlohmann::json body = disk_with(size, {{"type", "snapshot"}, {"snapshot_id", id},
-                                           {"read_only", read_only}});
+    nlohmann::json body =
+        disk_with(size, {{"type", "snapshot"}, {"snapshot_id", id}, {"read_only", read_only}});
     return api().post("/v1/disks?project=demo", body);
   };
-  expect_error(from(2 * kGiB, false, "00000000-0000-4000-8000-000000000001"), 404,
-               "ObjectNotFound", "not found: snapshot with id \"00000000-0000-4000-8000-000000000001\"");
+  expect_error(from(2 * kGiB, false, "00000000-0000-4000-8000-000000000001"), 404, "ObjectNotFound",
+               "not found: snapshot with id \"00000000-0000-4000-8000-000000000001\"");
   expect_error(from(kGiB, false, snapshot_id), 400, "InvalidRequest",
                "disk size 1073741824 must be greater than or equal to snapshot size 2147483648");
   expect_error(from(3 * kGiB, true, snapshot_id), 400, "InvalidRequest",
@@ -159,8 +160,8 @@ TEST_F(DiskTest, FromSnapshotRules) {
 }
 
 TEST_F(DiskTest, ImageSourceIsNotFoundAndImportEndsImportReady) {
-  nlohmann::json image = disk_with(kGiB, {{"type", "image"},
-                                          {"image_id", "00000000-0000-4000-8000-000000000002"}});
+  nlohmann::json image =
+      disk_with(kGiB, {{"type", "image"}, {"image_id", "00000000-0000-4000-8000-000000000002"}});
   expect_error(api().post("/v1/disks?project=demo", image), 404, "ObjectNotFound",
                "not found: image with id \"00000000-0000-4000-8000-000000000002\"");
   nlohmann::json import = disk_with(kGiB, {{"type", "importing_blocks"}, {"block_size", 512}});
@@ -171,7 +172,9 @@ TEST_F(DiskTest, ImageSourceIsNotFoundAndImportEndsImportReady) {
 }
 
 TEST_F(DiskTest, LocalDisks) {
-  nlohmann::json local = {{"name", "loc"}, {"description", ""}, {"size", 4 * kGiB},
+  nlohmann::json local = {{"name", "loc"},
+                          {"description", ""},
+                          {"size", 4 * kGiB},
                           {"disk_backend", {{"type", "local"}}}};
   Reply made = api().post("/v1/disks?project=demo", local);
   ASSERT_EQ(made.status, 201) << made.body;

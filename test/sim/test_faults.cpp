@@ -45,13 +45,12 @@ TEST(FaultDeterminism, SameSeedSameFaultsDifferentSeedDifferentFaults) {
 using FaultTest = SimTest;
 
 TEST_F(FaultTest, ControlApiRulesAndErrorBodies) {
-  Reply set = api().put("/__sim/faults", {{"seed", 7},
-                                         {"rules", {{{"operation", "disk_view"}, {"error_429", 1.0},
-                                                     {"retry_after_s", 3}},
-                                                    {{"method", "POST"}, {"path_prefix", "/v1/disks"},
-                                                     {"error_503", 1.0}},
-                                                    {{"path_prefix", "/v1/snapshots"},
-                                                     {"error_500", 1.0}}}}});
+  Reply set = api().put("/__sim/faults",
+                        {{"seed", 7},
+                         {"rules",
+                          {{{"operation", "disk_view"}, {"error_429", 1.0}, {"retry_after_s", 3}},
+                           {{"method", "POST"}, {"path_prefix", "/v1/disks"}, {"error_503", 1.0}},
+                           {{"path_prefix", "/v1/snapshots"}, {"error_500", 1.0}}}}});
   ASSERT_EQ(set.status, 200) << set.body;
   Reply throttled = api().get("/v1/disks/00000000-0000-4000-8000-000000000000");
   expect_error(throttled, 429, nullptr, "Too Many Requests");
@@ -66,13 +65,18 @@ TEST_F(FaultTest, ControlApiRulesAndErrorBodies) {
 }
 
 TEST_F(FaultTest, LatencyAndDrop) {
-  ASSERT_EQ(api().put("/__sim/faults",
-                      {{"rules", {{{"operation", "ping"}, {"latency_ms", 300}, {"jitter_ms", 50}},
-                                  {{"operation", "disk_create"}, {"drop", 1.0}}}}}).status, 200);
+  ASSERT_EQ(
+      api()
+          .put("/__sim/faults", {{"rules",
+                                  {{{"operation", "ping"}, {"latency_ms", 300}, {"jitter_ms", 50}},
+                                   {{"operation", "disk_create"}, {"drop", 1.0}}}}})
+          .status,
+      200);
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(api().get("/v1/ping").status, 200);
   const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now() - start).count();
+                          std::chrono::steady_clock::now() - start)
+                          .count();
   EXPECT_GE(waited, 290);
   EXPECT_LT(waited, 2000);
   api().set_fresh_connect(true);

@@ -1,6 +1,7 @@
 // Guest device emulation (root only): loop devices + sysfs-like tree appear and disappear
 // with the right serials; snapshot/restore copies data; no loop device leaks at exit.
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -37,8 +38,9 @@ class GuestDeviceTest : public SimTest {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "guest device emulation needs root (loop devices)";
-    dir_ = fs::weakly_canonical(testing::TempDir()).string() + "/sim-guest-" + std::to_string(::getpid()) +
-           "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = fs::weakly_canonical(testing::TempDir()).string() + "/sim-guest-" +
+           std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     SimTest::SetUp();
@@ -125,13 +127,17 @@ TEST_F(GuestDeviceTest, SnapshotAndRestoreCopyData) {
   Reply snapshot = api().post("/v1/snapshots?project=demo",
                               {{"name", "snap"}, {"description", ""}, {"disk", "source"}});
   ASSERT_EQ(snapshot.status, 201);
-  nlohmann::json restore = {{"name", "restored"}, {"description", ""}, {"size", 2 * kGiB},
-                            {"disk_backend", {{"type", "distributed"},
-                                              {"disk_source", {{"type", "snapshot"},
-                                                               {"snapshot_id", snapshot.json()["id"]}}}}}};
+  nlohmann::json restore = {
+      {"name", "restored"},
+      {"description", ""},
+      {"size", 2 * kGiB},
+      {"disk_backend",
+       {{"type", "distributed"},
+        {"disk_source", {{"type", "snapshot"}, {"snapshot_id", snapshot.json()["id"]}}}}}};
   ASSERT_EQ(api().post("/v1/disks?project=demo", restore).status, 201);
   set_run_state("stopped");
-  ASSERT_EQ(api().post("/v1/instances/node/disks/detach?project=demo", {{"disk", "source"}}).status, 202);
+  ASSERT_EQ(api().post("/v1/instances/node/disks/detach?project=demo", {{"disk", "source"}}).status,
+            202);
   attach("node", "restored");
   set_run_state("running");
   ASSERT_EQ(visible().size(), 1U);
@@ -164,7 +170,8 @@ TEST_F(GuestHotplugTest, AttachWhileRunningAppearsAndDetachRemoves) {
   EXPECT_TRUE(visible().empty()) << "disks of other instances are not this machine's";
   attach("node", "hot");
   ASSERT_EQ(visible().size(), 1U);
-  ASSERT_EQ(api().post("/v1/instances/node/disks/detach?project=demo", {{"disk", "hot"}}).status, 202);
+  ASSERT_EQ(api().post("/v1/instances/node/disks/detach?project=demo", {{"disk", "hot"}}).status,
+            202);
   EXPECT_TRUE(visible().empty());
 }
 
@@ -189,6 +196,31 @@ TEST_F(GuestDeviceTest, SparseBackingFilesFollowDisks) {
   EXPECT_EQ(fs::file_size(file), 3 * kGiB);
   ASSERT_EQ(api().del("/v1/disks/pv-a?project=demo").status, 204);
   EXPECT_FALSE(fs::exists(file));
+}
+
+}  // namespace
+}  // namespace sim_test
+
+namespace sim_test {
+namespace {
+
+TEST(GuestDevicesWithoutRoot, RefusedAtStartWithAClearMessage) {
+  if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {
+    GTEST_SKIP() << "needs root and setpriv to run oxide-sim as an unprivileged user";
+  }
+  const std::string command = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                              SimProcess::binary_path() +
+                              " --port 0 --guest-backing-dir /tmp/oxide-sim-nonroot 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr)
+    output += buffer;
+  const int status = ::pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << output;
+  EXPECT_NE(output.find("needs root"), std::string::npos) << output;
 }
 
 }  // namespace

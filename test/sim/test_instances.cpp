@@ -8,13 +8,16 @@ namespace {
 using InstanceTest = SimTest;
 
 nlohmann::json instance_body(const std::string& name, bool start = true) {
-  return {{"name", name}, {"description", ""}, {"hostname", name}, {"ncpus", 2},
-          {"memory", 2 * kGiB}, {"start", start}};
+  return {{"name", name}, {"description", ""},  {"hostname", name},
+          {"ncpus", 2},   {"memory", 2 * kGiB}, {"start", start}};
 }
 
 nlohmann::json update_body(int ncpus, uint64_t memory, nlohmann::json boot_disk = nullptr) {
-  return {{"ncpus", ncpus}, {"memory", memory}, {"boot_disk", std::move(boot_disk)},
-          {"auto_restart_policy", nullptr}, {"cpu_platform", nullptr},
+  return {{"ncpus", ncpus},
+          {"memory", memory},
+          {"boot_disk", std::move(boot_disk)},
+          {"auto_restart_policy", nullptr},
+          {"cpu_platform", nullptr},
           {"enable_jumbo_frames", false}};
 }
 
@@ -28,11 +31,13 @@ TEST_F(InstanceTest, CreateStartsAndStopFlows) {
   EXPECT_EQ(stop.status, 202);
   EXPECT_EQ(stop.json()["run_state"], "stopping");
   EXPECT_EQ(api().get("/v1/instances/web?project=demo").json()["run_state"], "stopped");
-  EXPECT_EQ(api().post("/v1/instances/web/stop?project=demo", nlohmann::json::object()).status, 202);
+  EXPECT_EQ(api().post("/v1/instances/web/stop?project=demo", nlohmann::json::object()).status,
+            202);
   Reply start = api().post("/v1/instances/web/start?project=demo", nlohmann::json::object());
   EXPECT_EQ(start.status, 202);
   EXPECT_EQ(start.json()["run_state"], "starting");
-  EXPECT_EQ(api().post("/v1/instances/web/start?project=demo", nlohmann::json::object()).status, 202);
+  EXPECT_EQ(api().post("/v1/instances/web/start?project=demo", nlohmann::json::object()).status,
+            202);
   Reply quiet = api().post("/v1/instances?project=demo", instance_body("quiet", false));
   EXPECT_EQ(quiet.json()["run_state"], "stopped");
   EXPECT_EQ(api().get("/v1/instances?project=demo").json()["items"].size(), 2U);
@@ -47,11 +52,13 @@ TEST_F(InstanceTest, StartStopErrors) {
   Reply stop = api().post("/v1/instances/failed-node/stop?project=demo", nlohmann::json::object());
   EXPECT_EQ(stop.json()["run_state"], "stopped");
   control_instance("stopping-node", "stopping");
-  expect_error(api().post("/v1/instances/stopping-node/start?project=demo", nlohmann::json::object()),
-               409, "Conflict", "instance must finish stopping before it can be started");
+  expect_error(
+      api().post("/v1/instances/stopping-node/start?project=demo", nlohmann::json::object()), 409,
+      "Conflict", "instance must finish stopping before it can be started");
   control_instance("new-node", "creating");
   expect_error(api().post("/v1/instances/new-node/stop?project=demo", nlohmann::json::object()),
-               400, "InvalidRequest", "cannot change instance state while it is still being created");
+               400, "InvalidRequest",
+               "cannot change instance state while it is still being created");
   control_instance("gone-node", "destroyed");
   expect_error(api().post("/v1/instances/gone-node/stop?project=demo", nlohmann::json::object()),
                400, "InvalidRequest", "instance state cannot be changed from destroyed");
@@ -64,7 +71,8 @@ TEST_F(InstanceTest, CreateValidation) {
                "unsupported value for \"size\": memory must be at least 1 GiB");
   body = instance_body("many");
   body["disks"] = nlohmann::json::array();
-  for (int i = 0; i < 13; ++i) body["disks"].push_back({{"type", "attach"}, {"name", "d" + std::to_string(i)}});
+  for (int i = 0; i < 13; ++i)
+    body["disks"].push_back({{"type", "attach"}, {"name", "d" + std::to_string(i)}});
   expect_error(api().post("/v1/instances?project=demo", body), 400, "InvalidRequest",
                "cannot attach more than 12 disks to instance");
   body = instance_body("x");
@@ -78,10 +86,13 @@ TEST_F(InstanceTest, CreateValidation) {
 TEST_F(InstanceTest, CreateWithDisks) {
   create_disk("existing");
   nlohmann::json body = instance_body("vm", false);
-  body["boot_disk"] = {{"type", "create"}, {"name", "boot"}, {"description", ""},
-                       {"size", 2 * kGiB},
-                       {"disk_backend", {{"type", "distributed"},
-                                         {"disk_source", {{"type", "blank"}, {"block_size", 512}}}}}};
+  body["boot_disk"] = {
+      {"type", "create"},
+      {"name", "boot"},
+      {"description", ""},
+      {"size", 2 * kGiB},
+      {"disk_backend",
+       {{"type", "distributed"}, {"disk_source", {{"type", "blank"}, {"block_size", 512}}}}}};
   body["disks"] = {{{"type", "attach"}, {"name", "existing"}}};
   Reply made = api().post("/v1/instances?project=demo", body);
   ASSERT_EQ(made.status, 201) << made.body;

@@ -26,7 +26,8 @@ class PaginationTest : public SimTest {
                                                 const std::string& key) {
     std::vector<std::string> seen;
     int requests = 0;
-    std::string query = "/v1/disks?project=demo&limit=" + std::to_string(limit) + "&sort_by=" + sort_by;
+    std::string query =
+        "/v1/disks?project=demo&limit=" + std::to_string(limit) + "&sort_by=" + sort_by;
     while (true) {
       Reply reply = api().get(query);
       ++requests;
@@ -37,10 +38,12 @@ class PaginationTest : public SimTest {
         break;
       }
       EXPECT_TRUE(page["next_page"].is_string());  // set whenever items is non-empty
-      for (const auto& item : page["items"]) seen.push_back(item[key]);
+      for (const auto& item : page["items"])
+        seen.push_back(item[key]);
       // The Go SDK resends project with the token; it must be ignored.
-      query = "/v1/disks?project=ignored-project&sort_by=id_ascending&limit=" +
-              std::to_string(limit) + "&page_token=" + page["next_page"].get<std::string>();
+      query =
+          "/v1/disks?project=ignored-project&sort_by=id_ascending&limit=" + std::to_string(limit) +
+          "&page_token=" + page["next_page"].get<std::string>();
       if (requests > kCount + 5) break;
     }
     return {seen, requests};
@@ -82,8 +85,10 @@ TEST_F(PaginationTest, TokenFormatAndBadTokens) {
   // URL-safe base64 with padding of the documented JSON.
   EXPECT_EQ(token.size() % 4, 0U);
   EXPECT_EQ(token.find_first_of("+/"), std::string::npos);
-  const std::string expected_json = std::string(R"({"v":"v1","page_start":{"sort_by":"name_ascending","project":"demo","last_seen":")") +
-                                    page["items"][1]["name"].get<std::string>() + "\"}}";
+  const std::string expected_json =
+      std::string(
+          R"({"v":"v1","page_start":{"sort_by":"name_ascending","project":"demo","last_seen":")") +
+      page["items"][1]["name"].get<std::string>() + "\"}}";
   std::string decoded;
   {
     static const std::string alphabet =
@@ -116,13 +121,15 @@ TEST_F(PaginationTest, TokenFormatAndBadTokens) {
 }
 
 TEST_F(PaginationTest, ShortPageStillHasNextPage) {
-  const nlohmann::json page = api().get("/v1/disks?project=demo&limit=999&sort_by=name_descending").json();
+  const nlohmann::json page =
+      api().get("/v1/disks?project=demo&limit=999&sort_by=name_descending").json();
   ASSERT_EQ(page["items"].size(), 999U);
   const std::string token = page["next_page"];
   const nlohmann::json last = api().get("/v1/disks?limit=999&page_token=" + token).json();
   EXPECT_EQ(last["items"].size(), 1U);
   EXPECT_TRUE(last["next_page"].is_string());
-  const nlohmann::json empty = api().get("/v1/disks?limit=999&page_token=" + last["next_page"].get<std::string>()).json();
+  const nlohmann::json empty =
+      api().get("/v1/disks?limit=999&page_token=" + last["next_page"].get<std::string>()).json();
   EXPECT_TRUE(empty["items"].empty());
   EXPECT_TRUE(empty["next_page"].is_null());
 }
@@ -130,8 +137,11 @@ TEST_F(PaginationTest, ShortPageStillHasNextPage) {
 TEST_F(PaginationTest, SnapshotAndInstanceListsPaginateToo) {
   for (int i = 0; i < 5; ++i) {
     const std::string name = "s" + std::to_string(i);
-    ASSERT_EQ(api().post("/v1/snapshots?project=demo",
-                         {{"name", name}, {"description", ""}, {"disk", "pv-0000"}}).status, 201);
+    ASSERT_EQ(api()
+                  .post("/v1/snapshots?project=demo",
+                        {{"name", name}, {"description", ""}, {"disk", "pv-0000"}})
+                  .status,
+              201);
     control_instance("vm-" + std::to_string(i), "stopped");
   }
   for (const std::string list : {"/v1/snapshots", "/v1/instances"}) {
@@ -140,7 +150,8 @@ TEST_F(PaginationTest, SnapshotAndInstanceListsPaginateToo) {
     for (int guard = 0; guard < 10; ++guard) {
       const nlohmann::json page = api().get(query).json();
       if (page["items"].empty()) break;
-      for (const auto& item : page["items"]) names.insert(item["name"].get<std::string>());
+      for (const auto& item : page["items"])
+        names.insert(item["name"].get<std::string>());
       query = list + "?limit=2&page_token=" + page["next_page"].get<std::string>();
     }
     EXPECT_EQ(names.size(), 5U) << list;

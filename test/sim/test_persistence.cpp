@@ -1,11 +1,11 @@
 // --state-db: everything survives a restart, including a SIGKILL mid-transition
 // (interrupted sagas complete forward on restart, as Nexus saga recovery does).
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <future>
 #include <thread>
-
-#include <unistd.h>
 
 #include "sim_fixture.h"
 
@@ -13,7 +13,8 @@ namespace sim_test {
 namespace {
 
 std::string fresh_db(const std::string& name) {
-  const std::string path = testing::TempDir() + "/" + name + "-" + std::to_string(::getpid()) + ".db";
+  const std::string path =
+      testing::TempDir() + "/" + name + "-" + std::to_string(::getpid()) + ".db";
   std::remove(path.c_str());
   std::remove((path + "-wal").c_str());
   std::remove((path + "-shm").c_str());
@@ -27,11 +28,16 @@ TEST(Persistence, EverythingSurvivesARestart) {
     SimProcess sim({"--state-db", db});
     HttpClient client(sim.base_url());
     disk_id = client.post("/v1/disks?project=demo", blank_disk("pv-a", 5)).json()["id"];
-    snapshot_id = client.post("/v1/snapshots?project=demo",
-                              {{"name", "snap"}, {"description", ""}, {"disk", "pv-a"}}).json()["id"];
-    instance_id = client.post("/__sim/instances", {{"project", "demo"}, {"name", "vm"},
-                                                   {"run_state", "stopped"}}).json()["id"];
-    ASSERT_EQ(client.post("/v1/instances/vm/disks/attach?project=demo", {{"disk", "pv-a"}}).status, 202);
+    snapshot_id = client
+                      .post("/v1/snapshots?project=demo",
+                            {{"name", "snap"}, {"description", ""}, {"disk", "pv-a"}})
+                      .json()["id"];
+    instance_id = client
+                      .post("/__sim/instances",
+                            {{"project", "demo"}, {"name", "vm"}, {"run_state", "stopped"}})
+                      .json()["id"];
+    ASSERT_EQ(client.post("/v1/instances/vm/disks/attach?project=demo", {{"disk", "pv-a"}}).status,
+              202);
     ASSERT_EQ(client.put("/__sim/config", {{"storage_quota", 100 * kGiB}}).status, 200);
     EXPECT_EQ(sim.stop(), 0);
   }
@@ -54,7 +60,8 @@ TEST(Persistence, SigkillMidCreateLeavesValidStates) {
   {
     SimProcess sim({"--state-db", db, "--instance-delay-ms", "5000"});
     HttpClient client(sim.base_url());
-    client.post("/__sim/instances", {{"project", "demo"}, {"name", "vm"}, {"run_state", "stopped"}});
+    client.post("/__sim/instances",
+                {{"project", "demo"}, {"name", "vm"}, {"run_state", "stopped"}});
     ASSERT_EQ(client.post("/v1/disks?project=demo", blank_disk("done")).status, 201);
     ASSERT_EQ(client.put("/__sim/config", {{"create_delay_ms", 5000}}).status, 200);
     auto slow_disk = std::async(std::launch::async, [&]() {

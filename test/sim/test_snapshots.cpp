@@ -61,18 +61,24 @@ TEST_F(SnapshotTest, ReadOnlyAndNonDetachedStates) {
   create_disk("src");
   const std::string snapshot_id =
       api().post("/v1/snapshots?project=demo", snapshot_body("s", "src")).json()["id"];
-  nlohmann::json read_only = {{"name", "ro"}, {"description", ""}, {"size", kGiB},
-                              {"disk_backend", {{"type", "distributed"},
-                                                {"disk_source", {{"type", "snapshot"},
-                                                                 {"snapshot_id", snapshot_id},
-                                                                 {"read_only", true}}}}}};
+  nlohmann::json read_only = {
+      {"name", "ro"},
+      {"description", ""},
+      {"size", kGiB},
+      {"disk_backend",
+       {{"type", "distributed"},
+        {"disk_source",
+         {{"type", "snapshot"}, {"snapshot_id", snapshot_id}, {"read_only", true}}}}}};
   ASSERT_EQ(api().post("/v1/disks?project=demo", read_only).status, 201);
   expect_error(api().post("/v1/snapshots?project=demo", snapshot_body("s2", "ro")), 400,
                "InvalidRequest", "can't create a snapshot of a read-only disk");
-  nlohmann::json import = {{"name", "imp"}, {"description", ""}, {"size", kGiB},
-                           {"disk_backend", {{"type", "distributed"},
-                                             {"disk_source", {{"type", "importing_blocks"},
-                                                              {"block_size", 512}}}}}};
+  nlohmann::json import = {
+      {"name", "imp"},
+      {"description", ""},
+      {"size", kGiB},
+      {"disk_backend",
+       {{"type", "distributed"},
+        {"disk_source", {{"type", "importing_blocks"}, {"block_size", 512}}}}}};
   ASSERT_EQ(api().post("/v1/disks?project=demo", import).status, 201);
   expect_error(api().post("/v1/snapshots?project=demo", snapshot_body("s3", "imp")), 503,
                "ServiceNotAvailable", "Service Unavailable");

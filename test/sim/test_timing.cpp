@@ -44,8 +44,10 @@ TEST_F(DelayTest, SlowCreateIsVisibleAsCreatingMeanwhile) {
 
 TEST_F(DelayTest, InstanceStartAndStopTakeTime) {
   control_instance("vm", "stopped");
-  EXPECT_EQ(api().post("/v1/instances/vm/start?project=demo", nlohmann::json::object())
-                .json()["run_state"], "starting");
+  EXPECT_EQ(api()
+                .post("/v1/instances/vm/start?project=demo", nlohmann::json::object())
+                .json()["run_state"],
+            "starting");
   EXPECT_EQ(api().get("/v1/instances/vm?project=demo").json()["run_state"], "starting");
   std::this_thread::sleep_for(std::chrono::milliseconds(450));
   EXPECT_EQ(api().get("/v1/instances/vm?project=demo").json()["run_state"], "running");

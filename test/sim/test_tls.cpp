@@ -12,8 +12,10 @@ TEST(Tls, HttpsRequestVerifiedAgainstTheGeneratedCertificate) {
   const std::string dir = testing::TempDir() + "/sim-tls-" + std::to_string(::getpid());
   const std::string cert = dir + "/cert.pem", key = dir + "/key.pem";
   const std::string command =
-      "mkdir -p " + dir + " && openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
-      "-addext subjectAltName=IP:127.0.0.1 -keyout " + key + " -out " + cert + " >/dev/null 2>&1";
+      "mkdir -p " + dir +
+      " && openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   SimProcess sim({"--tls-cert", cert, "--tls-key", key});
   ASSERT_TRUE(sim.running());

@@ -29,8 +29,7 @@ TEST(Uuid, GeneratesV4AndParsesBothForms) {
   EXPECT_TRUE(is_uuid(id));
   EXPECT_EQ(id[14], '4');
   EXPECT_NE(new_uuid(), id);
-  EXPECT_EQ(parse_uuid("0123456789ABCDEF0123456789abcdef"),
-            "01234567-89ab-cdef-0123-456789abcdef");
+  EXPECT_EQ(parse_uuid("0123456789ABCDEF0123456789abcdef"), "01234567-89ab-cdef-0123-456789abcdef");
   EXPECT_FALSE(parse_uuid("0123456789abcdef"));
 }
 
