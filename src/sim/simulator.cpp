@@ -187,7 +187,6 @@ void Simulator::recover_transitions() {
 }
 
 void Simulator::reset() {
-  timeline_.shutdown();
   WriteBatch batch(store_);
   for (const auto& [id, disk] : model_.disks)
     store_.erase("disk", id);
@@ -207,6 +206,8 @@ void Simulator::reset() {
   model_.projects.clear();
   model_.frozen.clear();
   model_.save_frozen();
+  // Requests still waiting on a transition get their answer (500: the object is gone).
+  timeline_.run_all_now();
   model_.quota = Quota{};
   model_.timing = TimingSettings{options_.create_delay_ms, options_.delete_delay_ms,
                                  options_.instance_delay_ms, options_.async_mode, options_.hotplug};

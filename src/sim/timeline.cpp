@@ -66,6 +66,20 @@ void Timeline::force(const std::string& kind, const std::string& id) {
     item.step();
 }
 
+void Timeline::run_all_now() {
+  std::list<Parked> ready;
+  for (Pending* pending : timers_) {
+    uv_timer_stop(&pending->timer);
+    ready.push_back(Parked{std::move(pending->key), std::move(pending->step)});
+    uv_close(reinterpret_cast<uv_handle_t*>(&pending->timer),
+             [](uv_handle_t* handle) { delete static_cast<Pending*>(handle->data); });
+  }
+  timers_.clear();
+  ready.splice(ready.end(), parked_);
+  for (auto& item : ready)
+    item.step();
+}
+
 void Timeline::shutdown() {
   for (Pending* pending : timers_) {
     uv_timer_stop(&pending->timer);

@@ -36,6 +36,9 @@ class Timeline {
   // Runs the parked steps of this resource even if still frozen (used by "fault").
   void force(const std::string& kind, const std::string& id);
   size_t pending_count() const { return timers_.size() + parked_.size(); }
+  // Runs every pending and parked step now, frozen or not (used by reset, after the state
+  // was wiped, so waiting requests get their answer instead of hanging).
+  void run_all_now();
   // Drops everything (timers are closed; steps never run).
   void shutdown();
 

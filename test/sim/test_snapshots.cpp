@@ -131,5 +131,19 @@ TEST_F(SnapshotFrozenTest, CreatingSnapshotCannotBeDeletedAndHoldsDiskInMaintena
   EXPECT_EQ(disk_state("pv-a"), nlohmann::json({{"state", "detached"}}));
 }
 
+TEST_F(SnapshotFrozenTest, SecondSnapshotOfADiskOnARunningInstanceIsAConflict) {
+  create_disk("pv-a");
+  control_instance("vm", "stopped");
+  attach("vm", "pv-a");
+  ASSERT_EQ(api().put("/__sim/instances/vm", {{"run_state", "running"}}).status, 200);
+  ASSERT_EQ(api().post("/__sim/freeze", {{"kind", "snapshot"}, {"name", "first"}}).status, 200);
+  ASSERT_EQ(api().post("/v1/snapshots?project=demo", snapshot_body("first", "pv-a")).status, 201);
+  EXPECT_EQ(disk_state("pv-a")["state"], "attached");  // the VMM path leaves the disk alone
+  expect_error(api().post("/v1/snapshots?project=demo", snapshot_body("second", "pv-a")), 409,
+               "Conflict", "volume repair lock");
+  ASSERT_EQ(api().post("/__sim/release", {{"kind", "snapshot"}, {"name", "first"}}).status, 200);
+  EXPECT_EQ(api().post("/v1/snapshots?project=demo", snapshot_body("second", "pv-a")).status, 201);
+}
+
 }  // namespace
 }  // namespace sim_test

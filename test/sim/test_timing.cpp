@@ -114,6 +114,18 @@ TEST_F(FreezeTest, FaultingAFrozenCreateFailsTheCallAndLeavesFaulted) {
   EXPECT_EQ(api().del("/v1/disks/pv-g?project=demo").status, 204);
 }
 
+TEST_F(FreezeTest, ResetAnswersRequestsStillWaiting) {
+  ASSERT_EQ(api().post("/__sim/freeze", {{"kind", "disk"}, {"name", "pv-h"}}).status, 200);
+  auto pending = std::async(std::launch::async, [&]() {
+    HttpClient slow(sim().base_url());
+    return slow.post("/v1/disks?project=demo", blank_disk("pv-h"));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(api().post("/__sim/reset", nlohmann::json::object()).status, 200);
+  expect_error(pending.get(), 500, "Internal", "Internal Server Error");
+  EXPECT_EQ(api().get("/v1/disks/pv-h?project=demo").status, 404);
+}
+
 TEST_F(FreezeTest, FrozenInstanceStaysStarting) {
   control_instance("vm", "stopped");
   ASSERT_EQ(api().post("/__sim/freeze", {{"kind", "instance"}, {"name", "vm"}}).status, 200);
