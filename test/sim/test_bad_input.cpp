@@ -195,3 +195,28 @@ TEST_F(BadInputTest, RandomBodiesNeverCrashOrFail500) {
 
 }  // namespace
 }  // namespace sim_test
+
+namespace sim_test {
+namespace {
+
+class StrictFieldsTest : public SimTest {
+ protected:
+  std::vector<std::string> sim_args() const override { return {"--reject-unknown-fields"}; }
+};
+
+TEST_F(StrictFieldsTest, UnknownFieldsAreRejectedWhenAskedFor) {
+  nlohmann::json body = blank_disk("pv-a");
+  body["colour"] = "blue";
+  expect_error(api().post("/v1/disks?project=demo", body), 400, nullptr,
+               "unable to parse JSON body: unknown field `colour`, expected one of "
+               "`description`, `disk_backend`, `name`, `size`");
+  body = blank_disk("pv-a");
+  body["disk_backend"]["disk_source"]["readonly"] = true;
+  Reply nested = api().post("/v1/disks?project=demo", body);
+  EXPECT_EQ(nested.status, 400);
+  EXPECT_NE(nested.body.find("unknown field `readonly`"), std::string::npos) << nested.body;
+  EXPECT_EQ(api().post("/v1/disks?project=demo", blank_disk("pv-a")).status, 201);
+}
+
+}  // namespace
+}  // namespace sim_test
