@@ -1,0 +1,196 @@
+// POST /v1/instances?project=P (README §9): validation, disk attachments ("attach" by name
+// or "create"), then the create saga (creating -> stopped, or -> starting -> running).
+#include <cctype>
+
+#include "api_handlers.h"
+#include "clock.h"
+#include "disk_rules.h"
+#include "guest_devices.h"
+#include "ids.h"
+#include "instance_lifecycle.h"
+
+namespace oxide_sim {
+namespace {
+
+constexpr size_t kMaxDisks = 12;
+
+struct Attachment {
+  bool create = false;
+  std::string name;
+  DiskCreateParams params;
+};
+
+struct InstanceParams {
+  std::string name, description, hostname;
+  uint64_t ncpus = 0, memory = 0;
+  bool start = true;
+  std::optional<Attachment> boot_disk;
+  std::vector<Attachment> disks;
+  std::optional<std::string> restart_policy, cpu_platform;
+  bool jumbo = false;
+};
+
+Attachment read_attachment(const nlohmann::json& value) {
+  ObjectReader reader(value, "InstanceDiskAttachment");
+  Attachment out;
+  out.create = reader.variant("type", {"create", "attach"}) == "create";
+  if (out.create) {
+    out.params = read_disk_create(reader);
+    out.name = out.params.name;
+  } else {
+    out.name = reader.name("name");
+  }
+  reader.finish({"type"});
+  return out;
+}
+
+// The Hostname pattern of nexus-subset.json: dot-separated labels of [A-Za-z0-9-] that start
+// with a letter or digit and do not end in '-'; at most 253 bytes.
+bool valid_hostname(const std::string& text) {
+  if (text.empty() || text.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find('.', start);
+    if (end == std::string::npos) end = text.size();
+    if (end == start || !std::isalnum(static_cast<unsigned char>(text[start])) ||
+        text[end - 1] == '-') {
+      return false;
+    }
+    for (size_t i = start; i < end; ++i) {
+      if (!std::isalnum(static_cast<unsigned char>(text[i])) && text[i] != '-') return false;
+    }
+    if (end == text.size()) return true;
+    start = end + 1;
+  }
+}
+
+InstanceParams read_instance_create(const nlohmann::json& body) {
+  ObjectReader reader(body, "InstanceCreate");
+  InstanceParams params;
+  params.name = reader.name("name");
+  params.description = reader.string("description");
+  params.hostname = reader.string("hostname");
+  if (!valid_hostname(params.hostname)) {
+    throw BodyError("invalid hostname \"" + params.hostname + "\": must be a RFC 1035 hostname");
+  }
+  params.ncpus = reader.u64("ncpus", "u16");
+  params.memory = reader.u64("memory");
+  params.start = reader.boolean("start", true);
+  if (reader.has("boot_disk")) params.boot_disk = read_attachment(*reader.raw("boot_disk"));
+  if (const nlohmann::json* disks = reader.raw("disks"); disks != nullptr && !disks->is_null()) {
+    if (!disks->is_array())
+      throw BodyError("invalid type: " + describe_unexpected(*disks) + ", expected a sequence");
+    for (const auto& item : *disks)
+      params.disks.push_back(read_attachment(item));
+  }
+  if (reader.has("auto_restart_policy")) {
+    params.restart_policy =
+        check_variant(*reader.raw("auto_restart_policy"), {"never", "best_effort"});
+  }
+  if (reader.has("cpu_platform")) {
+    params.cpu_platform =
+        check_variant(*reader.raw("cpu_platform"), {"amd_milan", "amd_turin", "amd_turin_v2"});
+  }
+  params.jumbo = reader.boolean("enable_jumbo_frames", false);
+  reader.finish({"network_interfaces", "external_ips", "ssh_public_keys", "user_data",
+                 "anti_affinity_groups", "multicast_groups"});
+  return params;
+}
+
+}  // namespace
+
+void instance_create(Services& services, const CallPtr& call) {
+  const NameOrId project_selector = required_query_project(*call);
+  const nlohmann::json body = body_json(*call);
+  InstanceParams params;
+  try {
+    params = read_instance_create(body);
+  } catch (const BodyError& problem) {
+    throw bad_json_body(problem.what());
+  }
+  authenticate(services, *call);
+  Model& model = services.model;
+  const Project& project = model.select_project(project_selector);
+  check_instance_size(params.ncpus, params.memory);
+  std::vector<Attachment> all = params.disks;
+  if (params.boot_disk) all.insert(all.begin(), *params.boot_disk);
+  if (all.size() > kMaxDisks) throw invalid_request("cannot attach more than 12 disks to instance");
+  if (model.instance_named(project.id, params.name) != nullptr) {
+    throw already_exists("instance", params.name);
+  }
+  // Check every attachment before changing anything.
+  std::vector<Disk> new_disks;
+  std::vector<std::string> attach_ids;
+  uint64_t planned = 0;
+  for (const Attachment& item : all) {
+    if (item.create) {
+      new_disks.push_back(plan_new_disk(model, project, item.params, planned));
+      planned += item.params.size;
+      continue;
+    }
+    const Disk* disk = model.disk_named(project.id, item.name);
+    if (disk == nullptr) throw object_not_found("disk", true, item.name);
+    if (disk->state != "detached") {
+      throw invalid_request("cannot attach disk \"" + disk->name + "\": " +
+                            (disk_state_has_instance(disk->state)
+                                 ? std::string("disk is attached to another instance")
+                                 : "invalid state " + disk->state));
+    }
+    attach_ids.push_back(disk->id);
+  }
+
+  Instance instance;
+  instance.id = new_uuid();
+  instance.name = params.name;
+  instance.description = params.description;
+  instance.project_id = project.id;
+  instance.hostname = params.hostname;
+  instance.ncpus = static_cast<uint32_t>(params.ncpus);
+  instance.memory = params.memory;
+  instance.run_state = "creating";
+  instance.auto_restart_policy = params.restart_policy;
+  instance.cpu_platform = params.cpu_platform;
+  instance.enable_jumbo_frames = params.jumbo;
+  instance.time_created = now_rfc3339();
+  instance.time_modified = instance.time_created;
+  instance.time_run_state_updated = instance.time_created;
+  {
+    WriteBatch batch(model.store());
+    for (Disk disk : new_disks) {
+      disk.state = "attached";
+      disk.instance_id = instance.id;
+      model.put(disk);
+      services.guest.disk_created(disk, std::nullopt);
+      attach_ids.push_back(disk.id);
+    }
+    for (const std::string& id : attach_ids) {
+      Disk& disk = model.disks.at(id);
+      disk.state = "attached";
+      disk.instance_id = instance.id;
+      disk.time_modified = instance.time_created;
+      model.put(disk);
+    }
+    if (params.boot_disk) {
+      instance.boot_disk_id = model.disk_named(project.id, params.boot_disk->name)->id;
+    }
+    model.put(instance);
+  }
+  const bool async = model.timing.async_mode;
+  if (async) call->respond_json(201, to_api_json(instance));
+  const std::string id = instance.id;
+  const bool start = params.start;
+  services.timeline.run(model.timing.instance_delay_ms, {"instance", id, instance.name},
+                        [&services, call, id, start, async]() {
+                          Instance* current = services.model.instance(id);
+                          if (current == nullptr || current->run_state != "creating") {
+                            if (!async) call->respond_error(internal_error());
+                            return;
+                          }
+                          set_run_state(services, *current, start ? "starting" : "stopped");
+                          const nlohmann::ordered_json created = to_api_json(*current);
+                          if (start) schedule_run_state(services, id, "starting", "running");
+                          if (!async) call->respond_json(201, created);
+                        });
+}
+
+}  // namespace oxide_sim

@@ -1,0 +1,282 @@
+#include "control_api.h"
+
+#include <stdexcept>
+
+#include "clock.h"
+#include "guest_devices.h"
+#include "ids.h"
+#include "instance_lifecycle.h"
+
+namespace oxide_sim {
+namespace {
+
+const std::vector<std::string> kRunStates = {"creating", "starting",  "running",   "stopping",
+                                             "stopped",  "rebooting", "migrating", "repairing",
+                                             "failed",   "destroyed"};
+
+HttpResponse control_json(int status, const nlohmann::json& body) {
+  return json_response(status, body.dump());
+}
+
+HttpResponse ordered_control_json(int status, const nlohmann::ordered_json& body) {
+  return json_response(status, body.dump());
+}
+
+HttpResponse control_error(int status, const std::string& message) {
+  return control_json(status, {{"message", message}});
+}
+
+nlohmann::ordered_json instance_view(const Instance& instance) {
+  nlohmann::ordered_json out = to_api_json(instance);
+  out["guest_local"] = instance.guest_local;
+  return out;
+}
+
+std::string require_string(const nlohmann::json& body, const char* key) {
+  auto it = body.find(key);
+  if (it == body.end() || !it->is_string()) {
+    throw std::invalid_argument(std::string("\"") + key + "\" (string) is required");
+  }
+  return it->get<std::string>();
+}
+
+void check_name(const std::string& name) {
+  if (auto problem = name_error(name)) throw std::invalid_argument(*problem);
+}
+
+void check_run_state(const std::string& state) {
+  if (std::find(kRunStates.begin(), kRunStates.end(), state) == kRunStates.end()) {
+    throw std::invalid_argument("unknown run_state \"" + state + "\"");
+  }
+}
+
+// Finds the object a freeze/release/fault body names: {"kind", "id"} or {"kind", "name"}.
+struct Target {
+  std::string kind, id, name;
+};
+Target find_target(Model& model, const nlohmann::json& body, bool must_exist) {
+  Target target;
+  target.kind = require_string(body, "kind");
+  if (target.kind != "disk" && target.kind != "snapshot" && target.kind != "instance") {
+    throw std::invalid_argument("kind must be disk, snapshot or instance");
+  }
+  if (body.contains("id")) target.id = canonical_uuid(require_string(body, "id"));
+  if (body.contains("name")) target.name = require_string(body, "name");
+  if (target.id.empty() && target.name.empty())
+    throw std::invalid_argument("give \"id\" or \"name\"");
+  auto resolve = [&](auto& objects) {
+    for (auto& [id, object] : objects) {
+      if (id == target.id || (!target.name.empty() && object.name == target.name)) {
+        target.id = id;
+        target.name = object.name;
+        return true;
+      }
+    }
+    return false;
+  };
+  bool found = target.kind == "disk"       ? resolve(model.disks)
+               : target.kind == "snapshot" ? resolve(model.snapshots)
+                                           : resolve(model.instances);
+  if (must_exist && !found) throw std::out_of_range(target.kind + " not found");
+  return target;
+}
+
+HttpResponse put_config(Model& model, const nlohmann::json& body) {
+  TimingSettings& timing = model.timing;
+  timing.create_delay_ms = body.value("create_delay_ms", timing.create_delay_ms);
+  timing.delete_delay_ms = body.value("delete_delay_ms", timing.delete_delay_ms);
+  timing.instance_delay_ms = body.value("instance_delay_ms", timing.instance_delay_ms);
+  timing.async_mode = body.value("async", timing.async_mode);
+  timing.hotplug = body.value("hotplug", timing.hotplug);
+  model.quota.storage = body.value("storage_quota", model.quota.storage);
+  model.quota.cpus = body.value("cpus_quota", model.quota.cpus);
+  model.quota.memory = body.value("memory_quota", model.quota.memory);
+  model.save_quota();
+  return control_json(200, {{"create_delay_ms", timing.create_delay_ms},
+                            {"delete_delay_ms", timing.delete_delay_ms},
+                            {"instance_delay_ms", timing.instance_delay_ms},
+                            {"async", timing.async_mode},
+                            {"hotplug", timing.hotplug},
+                            {"storage_quota", model.quota.storage},
+                            {"cpus_quota", model.quota.cpus},
+                            {"memory_quota", model.quota.memory}});
+}
+
+HttpResponse update_instance(Services& services, const std::string& selector,
+                             const nlohmann::json& body) {
+  Instance* instance = services.model.instance(canonical_uuid(selector));
+  for (auto& [id, candidate] : services.model.instances) {
+    if (instance == nullptr && candidate.name == selector) instance = &candidate;
+  }
+  if (instance == nullptr) return control_error(404, "instance not found");
+  if (body.contains("guest_local")) instance->guest_local = body.at("guest_local").get<bool>();
+  if (body.contains("run_state")) {
+    const std::string state = require_string(body, "run_state");
+    check_run_state(state);
+    instance->run_state = state;
+  }
+  set_run_state(services, *instance, instance->run_state);
+  return ordered_control_json(200, instance_view(*instance));
+}
+
+HttpResponse dump_state(Services& services) {
+  nlohmann::ordered_json out;
+  for (const char* kind : {"projects", "disks", "snapshots", "instances"}) {
+    out[kind] = nlohmann::ordered_json::array();
+  }
+  for (const auto& [id, object] : services.model.projects)
+    out["projects"].push_back(to_api_json(object));
+  for (const auto& [id, object] : services.model.disks)
+    out["disks"].push_back(to_api_json(object));
+  for (const auto& [id, object] : services.model.snapshots)
+    out["snapshots"].push_back(to_api_json(object));
+  for (const auto& [id, object] : services.model.instances)
+    out["instances"].push_back(instance_view(object));
+  out["frozen"] = services.model.frozen;
+  out["guest_devices"] = services.guest.visible_count();
+  out["pending_transitions"] = services.timeline.pending_count();
+  return ordered_control_json(200, out);
+}
+
+HttpResponse route(ControlContext& context, const HttpRequest& request,
+                   const std::vector<std::string>& segments) {
+  Services& services = context.services;
+  Model& model = services.model;
+  const std::string& method = request.method;
+  const std::string what = segments.size() > 1 ? segments[1] : "";
+  const nlohmann::json body =
+      request.body.empty() ? nlohmann::json::object() : nlohmann::json::parse(request.body);
+  if (!body.is_object()) throw std::invalid_argument("the body must be a JSON object");
+
+  if (what == "state" && method == "GET") return dump_state(services);
+  if (what == "reset" && method == "POST") {
+    context.reset();
+    return control_json(200, {{"reset", true}});
+  }
+  if (what == "config" && (method == "PUT" || method == "GET")) {
+    return put_config(model, method == "GET" ? nlohmann::json::object() : body);
+  }
+  if (what == "projects" && method == "POST") {
+    const std::string name = require_string(body, "name");
+    check_name(name);
+    return ordered_control_json(
+        201, to_api_json(ensure_project(model, name, body.value("description", ""))));
+  }
+  if (what == "instances" && segments.size() == 2 && method == "POST") {
+    return ordered_control_json(201, instance_view(create_sim_instance(services, body)));
+  }
+  if (what == "instances" && segments.size() == 3 && method == "PUT") {
+    return update_instance(services, segments[2], body);
+  }
+  if (what == "freeze" && method == "POST") {
+    const Target target = find_target(model, body, false);
+    model.frozen.insert(target.kind + ":" + (target.id.empty() ? target.name : target.id));
+    if (!target.name.empty()) model.frozen.insert(target.kind + ":" + target.name);
+    model.save_frozen();
+    return control_json(200, {{"frozen", model.frozen}});
+  }
+  if (what == "release" && method == "POST") {
+    const Target target = find_target(model, body, false);
+    model.frozen.erase(target.kind + ":" + target.id);
+    model.frozen.erase(target.kind + ":" + target.name);
+    model.save_frozen();
+    services.timeline.release_unfrozen();
+    return control_json(200, {{"frozen", model.frozen}});
+  }
+  if (what == "fault" && method == "POST") {
+    const Target target = find_target(model, body, true);
+    model.frozen.erase(target.kind + ":" + target.id);  // a faulted resource is no longer held
+    model.frozen.erase(target.kind + ":" + target.name);
+    model.save_frozen();
+    if (target.kind == "disk") {
+      Disk& disk = model.disks.at(target.id);
+      disk.state = "faulted";
+      disk.instance_id.clear();
+      model.put(disk);
+    } else if (target.kind == "snapshot") {
+      model.snapshots.at(target.id).state = "faulted";
+      model.put(model.snapshots.at(target.id));
+    } else {
+      set_run_state(services, model.instances.at(target.id), "failed");
+    }
+    services.guest.reconcile(model);
+    services.timeline.force(target.kind, target.id);
+    return control_json(200, {{"faulted", target.id}});
+  }
+  if (what == "faults" && method == "GET") return control_json(200, context.faults.to_json());
+  if (what == "faults" && method == "DELETE") {
+    context.faults.configure(context.faults.seed(), {});
+    return control_json(200, context.faults.to_json());
+  }
+  if (what == "faults" && method == "PUT") {
+    std::vector<FaultRule> rules;
+    for (const auto& item : body.value("rules", nlohmann::json::array())) {
+      rules.push_back(Faults::rule_from_json(item));
+    }
+    context.faults.configure(body.value("seed", context.faults.seed()), std::move(rules));
+    return control_json(200, context.faults.to_json());
+  }
+  if (what == "requests" && method == "GET") return control_json(200, context.log.to_json());
+  if (what == "requests" && method == "DELETE") {
+    context.log.clear();
+    return control_json(200, context.log.to_json());
+  }
+  return control_error(404,
+                       "no such control endpoint: " + method + " /" + segments[0] + "/" + what);
+}
+
+}  // namespace
+
+Project ensure_project(Model& model, const std::string& name, const std::string& description) {
+  if (Project* existing = model.project_by(NameOrId{false, name})) return *existing;
+  Project project;
+  project.id = new_uuid();
+  project.name = name;
+  project.description = description;
+  project.time_created = now_rfc3339();
+  project.time_modified = project.time_created;
+  model.put(project);
+  return project;
+}
+
+Instance create_sim_instance(Services& services, const nlohmann::json& spec) {
+  Model& model = services.model;
+  const std::string project_name = require_string(spec, "project");
+  const std::string name = require_string(spec, "name");
+  check_name(name);
+  std::string problem;
+  auto selector = parse_name_or_id(project_name, &problem);
+  Project* project = selector ? model.project_by(*selector) : nullptr;
+  if (project == nullptr) throw std::out_of_range("project \"" + project_name + "\" not found");
+  if (model.instance_named(project->id, name) != nullptr) {
+    throw std::invalid_argument("instance \"" + name + "\" already exists");
+  }
+  Instance instance;
+  instance.id = new_uuid();
+  instance.name = name;
+  instance.description = spec.value("description", "");
+  instance.project_id = project->id;
+  instance.hostname = spec.value("hostname", name);
+  instance.ncpus = spec.value("ncpus", 2U);
+  instance.memory = spec.value("memory", 4 * kGiB);
+  instance.run_state = spec.value("run_state", "running");
+  check_run_state(instance.run_state);
+  instance.guest_local = spec.value("guest_local", false);
+  instance.time_created = now_rfc3339();
+  instance.time_modified = instance.time_created;
+  set_run_state(services, instance, instance.run_state);
+  return instance;
+}
+
+HttpResponse handle_control(ControlContext& context, const HttpRequest& request,
+                            const std::vector<std::string>& segments, const QueryPairs&) {
+  try {
+    return route(context, request, segments);
+  } catch (const std::out_of_range& problem) {
+    return control_error(404, problem.what());
+  } catch (const std::exception& problem) {
+    return control_error(400, problem.what());
+  }
+}
+
+}  // namespace oxide_sim

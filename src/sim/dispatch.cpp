@@ -1,0 +1,186 @@
+// The request pipeline: path checks, routing, fault injection, API-Version, handler,
+// and the reply wrapper (x-request-id, request log, injected latency/drop).
+#include <array>
+#include <cstdio>
+
+#include "api_handlers.h"
+#include "ids.h"
+#include "router.h"
+#include "simulator.h"
+
+namespace oxide_sim {
+namespace {
+
+constexpr const char* kApiVersion = "2026081901.0.0";
+
+// Parses MAJOR.MINOR.PATCH[-pre][+build]; nullopt + *error on failure.
+std::optional<std::array<unsigned long long, 3>> parse_semver(const std::string& text,
+                                                              std::string* error) {
+  static const char* kParts[] = {"major", "minor", "patch"};
+  std::array<unsigned long long, 3> out{};
+  size_t position = 0;
+  for (int part = 0; part < 3; ++part) {
+    if (position >= text.size()) {
+      *error =
+          std::string("unexpected end of input while parsing ") + kParts[part] + " version number";
+      return std::nullopt;
+    }
+    if (text[position] < '0' || text[position] > '9') {
+      *error = std::string("unexpected character '") + text[position] + "' while parsing " +
+               kParts[part] + " version number";
+      return std::nullopt;
+    }
+    unsigned long long value = 0;
+    while (position < text.size() && text[position] >= '0' && text[position] <= '9') {
+      value = value * 10 + static_cast<unsigned long long>(text[position++] - '0');
+    }
+    out[static_cast<size_t>(part)] = value;
+    if (part < 2) {
+      if (position >= text.size() || text[position] != '.') {
+        *error = position >= text.size() ? std::string("unexpected end of input while parsing ") +
+                                               kParts[part + 1] + " version number"
+                                         : std::string("unexpected character '") + text[position] +
+                                               "' after " + kParts[part] + " version number";
+        return std::nullopt;
+      }
+      ++position;
+    }
+  }
+  if (position < text.size() && text[position] != '-' && text[position] != '+') {
+    *error =
+        std::string("unexpected character '") + text[position] + "' after patch version number";
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<ApiError> check_api_version(const HttpRequest& request) {
+  const std::string* header = request.header("api-version");
+  if (header == nullptr) return std::nullopt;
+  std::string problem;
+  auto wanted = parse_semver(*header, &problem);
+  if (!wanted) return framework_error(400, "bad value for header \"api-version\": " + problem);
+  auto supported = parse_semver(kApiVersion, &problem);
+  if (*wanted > *supported) {
+    return framework_error(400, "server does not support this API version: " + *header);
+  }
+  return std::nullopt;
+}
+
+HttpResponse injected_error(int status, uint32_t retry_after_s, const std::string& request_id) {
+  if (status == 500) return error_response(internal_error(), request_id);
+  if (status == 503) return error_response(service_unavailable(), request_id);
+  ApiError throttled = framework_error(429, "Too Many Requests");
+  throttled.headers.emplace_back("retry-after", std::to_string(retry_after_s));
+  return error_response(throttled, request_id);
+}
+
+// Runs fn after ms on the loop (one-shot timer that frees itself).
+void run_after(uv_loop_t* loop, uint64_t ms, std::function<void()> fn) {
+  struct Job {
+    uv_timer_t timer{};
+    std::function<void()> fn;
+  };
+  auto* job = new Job{{}, std::move(fn)};
+  job->timer.data = job;
+  uv_timer_init(loop, &job->timer);
+  uv_timer_start(
+      &job->timer,
+      [](uv_timer_t* timer) {
+        auto* fired = static_cast<Job*>(timer->data);
+        auto work = std::move(fired->fn);
+        uv_close(reinterpret_cast<uv_handle_t*>(timer),
+                 [](uv_handle_t* handle) { delete static_cast<Job*>(handle->data); });
+        work();
+      },
+      ms, 0);
+}
+
+}  // namespace
+
+void Simulator::handle(HttpRequest&& request, Responder responder) {
+  PathSplit path = split_path(request.raw_path);
+  if (!path.error.empty()) {
+    HttpResponse response = error_response(bad_path(path.error), new_uuid());
+    log_.add({0, request.method, request.raw_path, request.raw_query, "", response.status, ""});
+    responder.send(std::move(response));
+    return;
+  }
+  if (!path.segments.empty() && path.segments[0] == "__sim") {
+    auto query = parse_query(request.raw_query);
+    responder.send(handle_control(control_, request, path.segments, query.value_or(QueryPairs{})));
+    return;
+  }
+  handle_api(std::move(request), std::move(responder), std::move(path.segments));
+}
+
+void Simulator::handle_api(HttpRequest&& request, Responder responder,
+                           std::vector<std::string> segments) {
+  auto call = std::make_shared<ApiCall>();
+  call->request_id = new_uuid();
+  const RouteMatch match = match_route(request.method, segments);
+  call->operation = match.operation;
+  call->path_params = match.params;
+  const FaultDecision fault =
+      match.status == RouteStatus::kMatched
+          ? faults_.decide(match.operation, request.method, request.raw_path)
+          : FaultDecision{};
+  LoggedRequest entry{0, request.method, request.raw_path, request.raw_query, match.operation, 0,
+                      ""};
+  if (fault.status != 0)
+    entry.fault = std::to_string(fault.status);
+  else if (fault.drop)
+    entry.fault = "drop";
+  else if (fault.delay_ms > 0)
+    entry.fault = "latency";
+  call->request = std::move(request);
+  uv_loop_t* loop = loop_;
+  RequestLog* log = &log_;
+  const std::string request_id = call->request_id;
+  call->reply = [loop, log, entry, fault, responder, request_id](HttpResponse response) mutable {
+    response.headers.emplace_back("x-request-id", request_id);
+    if (fault.drop) response.drop_connection = true;
+    entry.status = response.drop_connection ? 0 : response.status;
+    log->add(entry);
+    if (fault.delay_ms == 0) {
+      responder.send(std::move(response));
+      return;
+    }
+    run_after(loop, fault.delay_ms, [responder, response]() { responder.send(response); });
+  };
+
+  if (match.status == RouteStatus::kNotFound) {
+    call->respond_error(framework_error(404, "Not Found"));
+    return;
+  }
+  if (match.status == RouteStatus::kMethodNotAllowed) {
+    call->respond_error(framework_error(405, "Method Not Allowed"));
+    return;
+  }
+  if (fault.status != 0) {
+    call->reply(injected_error(fault.status, fault.retry_after_s, call->request_id));
+    return;
+  }
+  if (auto version_error = check_api_version(call->request)) {
+    call->respond_error(*version_error);
+    return;
+  }
+  auto query = parse_query(call->request.raw_query);
+  if (!query) {
+    call->respond_error(bad_query("invalid percent-encoding"));
+    return;
+  }
+  call->query = std::move(*query);
+  const ApiHandler handler = api_handlers().at(call->operation);
+  try {
+    handler(services_, call);
+  } catch (const ApiError& error) {
+    call->respond_error(error);
+  } catch (const std::exception& problem) {
+    std::fprintf(stderr, "oxide-sim: internal error in %s: %s\n", call->operation.c_str(),
+                 problem.what());
+    call->respond_error(internal_error());
+  }
+}
+
+}  // namespace oxide_sim

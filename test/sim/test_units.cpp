@@ -1,0 +1,117 @@
+// In-process unit tests of the pure parts: base64url, UUIDs, names, URL splitting,
+// the router and the fault sequence.
+#include <gtest/gtest.h>
+
+#include "base64url.h"
+#include "faults.h"
+#include "ids.h"
+#include "names.h"
+#include "router.h"
+#include "url.h"
+
+namespace oxide_sim {
+namespace {
+
+TEST(Base64Url, RoundTripsWithPadding) {
+  for (const std::string text : {"", "a", "ab", "abc", "abcd", "\xff\xfe\xfd?>"}) {
+    const std::string encoded = base64url_encode(text);
+    EXPECT_EQ(encoded.size() % 4, 0U);
+    EXPECT_EQ(base64url_decode(encoded), text);
+  }
+  EXPECT_EQ(base64url_encode("\xfb\xff"), "-_8=");
+  EXPECT_FALSE(base64url_decode("abc"));
+  EXPECT_FALSE(base64url_decode("ab+/"));
+  EXPECT_FALSE(base64url_decode("a==="));
+}
+
+TEST(Uuid, GeneratesV4AndParsesBothForms) {
+  const std::string id = new_uuid();
+  EXPECT_TRUE(is_uuid(id));
+  EXPECT_EQ(id[14], '4');
+  EXPECT_NE(new_uuid(), id);
+  EXPECT_EQ(parse_uuid("0123456789ABCDEF0123456789abcdef"), "01234567-89ab-cdef-0123-456789abcdef");
+  EXPECT_FALSE(parse_uuid("0123456789abcdef"));
+}
+
+TEST(Names, NameOrIdPrefersUuid) {
+  std::string error;
+  auto id = parse_name_or_id("ABCDEF01-2345-4678-9ABC-DEF012345678", &error);
+  ASSERT_TRUE(id);
+  EXPECT_TRUE(id->is_id);
+  EXPECT_EQ(id->value, "abcdef01-2345-4678-9abc-def012345678");
+  auto name = parse_name_or_id("pv-a", &error);
+  ASSERT_TRUE(name);
+  EXPECT_FALSE(name->is_id);
+  EXPECT_FALSE(parse_name_or_id("pv_a", &error));
+  EXPECT_EQ(error,
+            "name contains invalid character: \"_\" (allowed characters are lowercase ASCII, "
+            "digits, and \"-\")");
+  EXPECT_EQ(name_error("a\xc3\xa9"),
+            "name contains invalid character: \"\xc3\xa9\" (allowed characters are lowercase "
+            "ASCII, digits, and \"-\")");
+}
+
+TEST(Url, SplitsDecodesAndRejectsTricks) {
+  EXPECT_EQ(split_path("/v1/disks/pv%2Da").segments,
+            (std::vector<std::string>{"v1", "disks", "pv-a"}));
+  EXPECT_FALSE(split_path("/v1/%2E%2E/x").error.empty());
+  EXPECT_FALSE(split_path("/v1/a%2fb").error.empty());
+  EXPECT_FALSE(split_path("/v1/a%2").error.empty());
+  auto query = parse_query("project=demo&limit=5&x=a+b%21");
+  ASSERT_TRUE(query);
+  EXPECT_EQ(query->at(2).second, "a b!");
+  EXPECT_FALSE(parse_query("a=%zz"));
+}
+
+TEST(Router, MatchesOperationsAndMethods) {
+  auto match = match_route("POST", {"v1", "instances", "vm", "disks", "attach"});
+  EXPECT_EQ(match.status, RouteStatus::kMatched);
+  EXPECT_EQ(match.operation, "instance_disk_attach");
+  EXPECT_EQ(match.params.at("instance"), "vm");
+  EXPECT_EQ(match_route("PATCH", {"v1", "disks", "x"}).status, RouteStatus::kMethodNotAllowed);
+  EXPECT_EQ(match_route("GET", {"v1", "disks", ""}).status, RouteStatus::kNotFound);
+  EXPECT_EQ(known_operations().size(), 24U);
+}
+
+TEST(FaultSequence, DeterministicPerSeed) {
+  FaultRule rule;
+  rule.operation = "disk_view";
+  rule.error_500 = 0.3;
+  rule.drop = 0.2;
+  rule.latency_ms = 10;
+  rule.jitter_ms = 100;
+  auto run = [&](uint64_t seed) {
+    Faults faults;
+    faults.configure(seed, {rule});
+    std::vector<std::tuple<int, bool, uint64_t>> out;
+    for (int i = 0; i < 500; ++i) {
+      auto decision = faults.decide(i % 3 == 0 ? "disk_list" : "disk_view", "GET", "/v1/disks/x");
+      out.emplace_back(decision.status, decision.drop, decision.delay_ms);
+    }
+    return out;
+  };
+  EXPECT_EQ(run(5), run(5));
+  EXPECT_NE(run(5), run(6));
+  int errors = 0;
+  for (const auto& [status, drop, delay] : run(9)) {
+    errors += status == 500;
+    EXPECT_TRUE(status == 0 || status == 500);
+    EXPECT_LE(delay, 110U);
+  }
+  EXPECT_GT(errors, 60);  // ~0.3 * 333
+  EXPECT_LT(errors, 150);
+}
+
+TEST(FaultRules, FlagSyntax) {
+  FaultRule rule = Faults::rule_from_flag("POST /v1/disks:500=0.5,429=0.25,retry_after_s=4");
+  EXPECT_EQ(rule.method, "POST");
+  EXPECT_EQ(rule.path_prefix, "/v1/disks");
+  EXPECT_DOUBLE_EQ(rule.error_500, 0.5);
+  EXPECT_EQ(rule.retry_after_s, 4U);
+  EXPECT_EQ(Faults::rule_from_flag("disk_create:drop=1").operation, "disk_create");
+  EXPECT_THROW(Faults::rule_from_flag("nope:500=1"), std::invalid_argument);
+  EXPECT_THROW(Faults::rule_from_flag("disk_create:500=x"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace oxide_sim
