@@ -1,5 +1,5 @@
 // /v1/instances/{instance} view/update/delete/start/stop, its disk list, and the list
-// (README §9). Instance create lives in api_instance_create.cpp.
+// (README §9). Instance create lives in api_instance_create.cc.
 #include "api_handlers.h"
 #include "clock.h"
 #include "instance_lifecycle.h"
@@ -8,7 +8,7 @@
 
 namespace oxide_sim {
 
-void instance_create(Services& services, const CallPtr& call);  // api_instance_create.cpp
+void instance_create(Services& services, const CallPtr& call);  // api_instance_create.cc
 
 namespace {
 
