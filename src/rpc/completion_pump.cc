@@ -1,10 +1,12 @@
 #include "rpc/completion_pump.h"
 
+#include <sched.h>
+
 namespace oxide::rpc {
 
 CompletionPump::CompletionPump(EventLoop* loop, grpc::CompletionQueue* cq,
-                               std::function<void()> on_drained)
-    : cq_(cq), on_drained_(std::move(on_drained)), wakeup_(new uv_async_t) {
+                               std::function<void()> on_drained, std::chrono::microseconds spin)
+    : cq_(cq), spin_(spin), on_drained_(std::move(on_drained)), wakeup_(new uv_async_t) {
   uv_async_init(loop->uv(), wakeup_, &CompletionPump::OnWakeup);
   wakeup_->data = this;
   thread_ = std::thread([this] { PumpThread(); });
@@ -25,6 +27,7 @@ void CompletionPump::PumpThread() {
       std::lock_guard lock(mutex_);
       pending_.emplace_back(static_cast<CompletionTag*>(tag), ok);
     }
+    has_pending_.store(true, std::memory_order_release);
     uv_async_send(wakeup_);
   }
   {
@@ -39,20 +42,42 @@ void CompletionPump::OnWakeup(uv_async_t* handle) {
 }
 
 void CompletionPump::RunPending() {
+  size_t ran = RunBatch();
+  // Spin only at light load: a large batch means tags arrive faster than one wakeup costs, and
+  // there the CPU is better left to the threads producing them.
+  auto deadline = std::chrono::steady_clock::now() + spin_;
+  while (ran > 0 && ran <= kSpinMaxBatch && std::chrono::steady_clock::now() < deadline) {
+    if (has_pending_.load(std::memory_order_acquire)) {
+      ran = RunBatch();
+      deadline = std::chrono::steady_clock::now() + spin_;
+    } else {
+      // Gives the CPU to any runnable thread (the pump, gRPC's, the CO's) instead of taking it
+      // from them.
+      sched_yield();
+    }
+  }
+}
+
+size_t CompletionPump::RunBatch() {
   std::vector<std::pair<CompletionTag*, bool>> batch;
   bool drained = false;
   {
     std::lock_guard lock(mutex_);
     batch.swap(pending_);
     drained = drained_;
+    has_pending_.store(false, std::memory_order_relaxed);
   }
   for (auto [tag, ok] : batch)
     tag->Proceed(ok);
-  if (drained && on_drained_) {
-    auto done = std::move(on_drained_);
-    on_drained_ = nullptr;
-    done();
+  if (drained) {
+    if (on_drained_) {
+      auto done = std::move(on_drained_);
+      on_drained_ = nullptr;
+      done();
+    }
+    return 0;
   }
+  return batch.size();
 }
 
 }  // namespace oxide::rpc

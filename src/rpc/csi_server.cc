@@ -62,7 +62,8 @@ Status CsiServer::Start(const ServerOptions& options) {
     RemoveSocketFile(options.socket_path);
     return failed;
   }
-  pump_ = std::make_unique<CompletionPump>(loop_, cq_.get(), [this] { AfterQueueDrained(); });
+  pump_ = std::make_unique<CompletionPump>(
+      loop_, cq_.get(), [this] { AfterQueueDrained(); }, options.pump_spin);
   ListenAll();
   return Status::Ok();
 }

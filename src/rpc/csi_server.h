@@ -26,6 +26,8 @@ struct ServerOptions {
   mode_t socket_mode = 0660;
   // Calls each method can accept before the loop re-arms it.
   int listeners_per_method = 8;
+  // How long the loop polls for more gRPC events after a small batch (see CompletionPump).
+  std::chrono::microseconds pump_spin{50};
 };
 
 class CsiServer {

@@ -52,7 +52,8 @@ std::string RedactedText(const Message& message) {
   google::protobuf::TextFormat::Printer printer;
   printer.SetSingleLineMode(true);
   printer.PrintToString(*copy, &text);
-  for (const std::string& field : removed) text += " " + field + ": [REDACTED]";
+  for (const std::string& field : removed)
+    text += " " + field + ": [REDACTED]";
   return text;
 }
 

@@ -55,10 +55,15 @@ class UnaryCall final : public CompletionTag, public ReplySink<Response> {
         delete this;
         return;
       }
-      // Listeners are re-armed until the queue closes, also during shutdown, so that a call
-      // arriving then is refused cleanly (UNAVAILABLE) instead of cancelled by gRPC.
-      if (registry_->queue_open()) Listen(method_, registry_, cq_);
+      // Answer first, then re-arm (other listeners cover the gap), so that re-arming is not
+      // on this call's path. Listeners are re-armed until the queue closes, also during
+      // shutdown, so that a call arriving then is refused cleanly (UNAVAILABLE) instead of
+      // cancelled by gRPC. `this` may be gone after Start(): copy what re-arming needs.
+      const Method* method = method_;
+      CallRegistry* registry = registry_;
+      grpc::ServerCompletionQueue* cq = cq_;
       Start();
+      if (registry->queue_open()) Listen(method, registry, cq);
       return;
     }
     registry_->CallEnded(info_, status_, VolumeIdOf(request_), ok, counted_);
