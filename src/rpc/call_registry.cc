@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "util/log.h"
+#include "util/status.h"
 
 namespace oxide::rpc {
 namespace {
@@ -31,26 +32,9 @@ bool IsQuiet(const char* method) {
   return false;
 }
 
+// gRPC's codes are the plugin's StatusCode values (util/status.h).
 const char* CodeName(grpc::StatusCode code) {
-  static const char* const kNames[] = {"OK",
-                                       "CANCELLED",
-                                       "UNKNOWN",
-                                       "INVALID_ARGUMENT",
-                                       "DEADLINE_EXCEEDED",
-                                       "NOT_FOUND",
-                                       "ALREADY_EXISTS",
-                                       "PERMISSION_DENIED",
-                                       "RESOURCE_EXHAUSTED",
-                                       "FAILED_PRECONDITION",
-                                       "ABORTED",
-                                       "OUT_OF_RANGE",
-                                       "UNIMPLEMENTED",
-                                       "INTERNAL",
-                                       "UNAVAILABLE",
-                                       "DATA_LOSS",
-                                       "UNAUTHENTICATED"};
-  int index = static_cast<int>(code);
-  return index >= 0 && index <= 16 ? kNames[index] : "UNKNOWN";
+  return StatusCodeName(static_cast<StatusCode>(code));
 }
 
 }  // namespace
