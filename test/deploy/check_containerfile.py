@@ -21,7 +21,9 @@ INVARIANTS = {
                             "stage and runs it as the entrypoint",
     "containerfile-version": "ARG VERSION defaults to the project version and labels the image",
 }
-RUNTIME_PACKAGES = ["libgrpc++1.51", "libprotobuf32", "libuv1", "libsqlite3-0", "libcurl4",
+# gRPC and protobuf are linked into the binaries (OXIDE_CSI_STATIC_GRPC); the build stage's
+# "ldd ... not found" step catches any shared library missing from this list.
+RUNTIME_PACKAGES = ["libuv1", "libsqlite3-0", "libcurl4",
                     "e2fsprogs", "xfsprogs", "util-linux", "ca-certificates"]
 BUILD_ONLY = re.compile(r"^(build-essential|cmake|g\+\+.*|gcc.*|clang.*|make|pkg-config|git|"
                         r"protobuf-compiler.*|.*-dev)$")
