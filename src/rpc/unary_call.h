@@ -20,6 +20,8 @@
 
 namespace oxide::rpc {
 
+// The CallInfo and the Request live in the call object: they stay valid until the Reply is
+// answered (or dropped), not after. A handler that goes asynchronous copies what it needs.
 template <typename Request, typename Response>
 using Handler = std::function<void(const CallInfo&, const Request&, Reply<Response>)>;
 
