@@ -219,6 +219,10 @@ bool CurlMultiTransport::Start(Transfer* t) {
     case HttpMethod::kGet:
       break;
     case HttpMethod::kPost:
+      // libcurl silently resends a request once when a REUSED connection closes before any
+      // answer byte (e.g. the server processed it, then the connection died). For a request
+      // that must never be repeated, a fresh connection turns that case into an error instead.
+      if (!r.idempotent) curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
       curl_easy_setopt(e, CURLOPT_POST, 1L);
       curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(r.body.size()));
       curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body.c_str());  // `r` outlives the transfer
