@@ -13,20 +13,10 @@
 #include <string>
 #include <unordered_set>
 
+#include "backend/curl_transfer.h"
 #include "backend/http_types.h"
 
 namespace oxide::backend {
-
-struct TransportOptions {
-  std::string base_url;   // e.g. "https://oxide.example.com" (no trailing slash needed)
-  std::string token;      // secret: sent as "Authorization: Bearer <token>", never logged
-  std::string ca_file;    // private CA bundle; empty = the system's
-  bool insecure = false;  // no TLS verification (tests only; the plugin warns at start)
-  long max_host_connections = 32;
-  size_t max_in_flight = 256;
-  std::chrono::milliseconds default_timeout{60000};
-  std::chrono::milliseconds connect_timeout{10000};
-};
 
 class CurlMultiTransport : public HttpTransport {
  public:
@@ -46,7 +36,6 @@ class CurlMultiTransport : public HttpTransport {
   uint64_t connections_opened() const { return connections_opened_; }
 
  private:
-  struct Transfer;
   struct SocketWatch;
 
   static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* self, void* watch);
@@ -56,21 +45,19 @@ class CurlMultiTransport : public HttpTransport {
   static void OnDeferred(uv_timer_t* timer);
 
   void StartQueued();
-  bool Start(Transfer* transfer);
   void Act(curl_socket_t fd, int events);
   void FinishDoneTransfers();
   void StopWatching(SocketWatch* watch);
 
   uv_loop_t* loop_;
   TransportOptions options_;
-  std::string authorization_;
   CURLM* multi_ = nullptr;
   uv_timer_t* timer_ = nullptr;     // curl's one timeout timer; heap: freed when closed
   uv_timer_t* deferred_ = nullptr;  // answers requests that could not start, never inline
   std::unordered_set<SocketWatch*> watches_;
-  std::unordered_set<Transfer*> active_;  // owned
-  std::deque<std::unique_ptr<Transfer>> queue_;
-  std::deque<std::unique_ptr<Transfer>> failed_to_start_;  // answered from the timer
+  std::unordered_set<CurlTransfer*> active_;  // owned
+  std::deque<std::unique_ptr<CurlTransfer>> queue_;
+  std::deque<std::unique_ptr<CurlTransfer>> failed_to_start_;  // answered from the timer
   size_t max_in_flight_seen_ = 0;
   uint64_t connections_opened_ = 0;
 };
