@@ -71,7 +71,13 @@ void CurlMultiTransport::StartQueued() {
   while (active_.size() < options_.max_in_flight && !queue_.empty()) {
     std::unique_ptr<CurlTransfer> transfer = std::move(queue_.front());
     queue_.pop_front();
-    if (transfer->Prepare(options_) && curl_multi_add_handle(multi_, transfer->easy) == CURLM_OK) {
+    bool started = transfer->Prepare(options_);
+    if (started && curl_multi_add_handle(multi_, transfer->easy) != CURLM_OK) {
+      started = false;
+      transfer->response.transport_error = TransportError::kOther;
+      transfer->response.transport_message = "libcurl could not start the transfer";
+    }
+    if (started) {
       active_.insert(transfer.release());
       max_in_flight_seen_ = std::max(max_in_flight_seen_, active_.size());
     } else {

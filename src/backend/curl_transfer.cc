@@ -93,42 +93,41 @@ CurlTransfer::~CurlTransfer() {
 }
 
 bool CurlTransfer::Prepare(const TransportOptions& options) {
-  CurlTransfer* t = this;
-  t->easy = curl_easy_init();
-  if (t->easy == nullptr) {
-    t->response.transport_error = TransportError::kOther;
-    t->response.transport_message = "libcurl could not create a transfer";
+  easy = curl_easy_init();
+  if (easy == nullptr) {
+    response.transport_error = TransportError::kOther;
+    response.transport_message = "libcurl could not create a transfer";
     return false;
   }
-  CURL* e = t->easy;
-  const HttpRequest& r = t->request;
+  CURL* e = easy;
+  const HttpRequest& r = request;
   const std::string authorization = "Authorization: Bearer " + options.token;
-  t->url = options.base_url + r.target;
+  url = options.base_url + r.target;
   const std::string user_agent = std::string("oxide-csi-plugin/") + kVersion;
   const std::string api_version = std::string("API-Version: ") + kOxideApiVersion;
-  t->headers = curl_slist_append(t->headers, authorization.c_str());
-  t->headers = curl_slist_append(t->headers, api_version.c_str());
-  t->headers = curl_slist_append(t->headers, "Accept: application/json");
-  t->headers = curl_slist_append(t->headers, "Expect:");  // no 100-continue round trip
-  if (!r.body.empty()) t->headers = curl_slist_append(t->headers, "Content-Type: application/json");
+  headers = curl_slist_append(headers, authorization.c_str());
+  headers = curl_slist_append(headers, api_version.c_str());
+  headers = curl_slist_append(headers, "Accept: application/json");
+  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+  if (!r.body.empty()) headers = curl_slist_append(headers, "Content-Type: application/json");
   const auto timeout = r.timeout.count() > 0 ? r.timeout : options.default_timeout;
-  bool ok = t->headers != nullptr;
-  ok = ok && curl_easy_setopt(e, CURLOPT_URL, t->url.c_str()) == CURLE_OK;
-  curl_easy_setopt(e, CURLOPT_PRIVATE, t);
+  bool ok = headers != nullptr;
+  ok = ok && curl_easy_setopt(e, CURLOPT_URL, url.c_str()) == CURLE_OK;
+  curl_easy_setopt(e, CURLOPT_PRIVATE, this);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(e, CURLOPT_USERAGENT, user_agent.c_str());  // libcurl copies strings
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::min(timeout, options.connect_timeout).count()));
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnBody);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, this);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &OnHeader);
-  curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, this);
   if (options.insecure) {
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -152,8 +151,8 @@ bool CurlTransfer::Prepare(const TransportOptions& options) {
       break;
   }
   if (!ok) {
-    t->response.transport_error = TransportError::kOther;
-    t->response.transport_message = "libcurl could not set up the transfer";
+    response.transport_error = TransportError::kOther;
+    response.transport_message = "libcurl could not set up the transfer";
   }
   return ok;
 }
