@@ -1,0 +1,185 @@
+#include "backend/curl_multi_transport.h"
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "util/log.h"
+
+namespace oxide::backend {
+namespace {
+
+void InitCurlOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+}  // namespace
+
+struct CurlMultiTransport::SocketWatch {
+  uv_poll_t poll{};
+  curl_socket_t fd = CURL_SOCKET_BAD;
+  CurlMultiTransport* owner = nullptr;
+};
+
+CurlMultiTransport::CurlMultiTransport(uv_loop_t* loop, TransportOptions options)
+    : loop_(loop), options_(std::move(options)) {
+  InitCurlOnce();
+  while (!options_.base_url.empty() && options_.base_url.back() == '/')
+    options_.base_url.pop_back();
+  multi_ = curl_multi_init();
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlMultiTransport::OnSocket);
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &CurlMultiTransport::OnTimerChange);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
+  curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, options_.max_host_connections);
+  // Keep as many idle connections as we may open, so keep-alive reuse is not cut short.
+  curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options_.max_host_connections);
+  timer_ = new uv_timer_t;
+  uv_timer_init(loop_, timer_);
+  timer_->data = this;
+  deferred_ = new uv_timer_t;
+  uv_timer_init(loop_, deferred_);
+  deferred_->data = this;
+}
+
+CurlMultiTransport::~CurlMultiTransport() {
+  for (CurlTransfer* transfer : active_) {
+    curl_multi_remove_handle(multi_, transfer->easy);
+    delete transfer;
+  }
+  active_.clear();
+  queue_.clear();
+  failed_to_start_.clear();
+  curl_multi_cleanup(multi_);  // closes cached connections (may report CURL_POLL_REMOVE)
+  for (SocketWatch* watch : std::vector<SocketWatch*>(watches_.begin(), watches_.end()))
+    StopWatching(watch);
+  auto free_timer = [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); };
+  uv_close(reinterpret_cast<uv_handle_t*>(timer_), free_timer);
+  uv_close(reinterpret_cast<uv_handle_t*>(deferred_), free_timer);
+}
+
+void CurlMultiTransport::Send(HttpRequest request, HttpCallback done) {
+  auto transfer = std::make_unique<CurlTransfer>();
+  transfer->request = std::move(request);
+  transfer->done = std::move(done);
+  queue_.push_back(std::move(transfer));
+  StartQueued();
+}
+
+void CurlMultiTransport::StartQueued() {
+  while (active_.size() < options_.max_in_flight && !queue_.empty()) {
+    std::unique_ptr<CurlTransfer> transfer = std::move(queue_.front());
+    queue_.pop_front();
+    bool started = transfer->Prepare(options_);
+    if (started && curl_multi_add_handle(multi_, transfer->easy) != CURLM_OK) {
+      started = false;
+      transfer->response.transport_error = TransportError::kOther;
+      transfer->response.transport_message = "libcurl could not start the transfer";
+    }
+    if (started) {
+      active_.insert(transfer.release());
+      max_in_flight_seen_ = std::max(max_in_flight_seen_, active_.size());
+    } else {
+      failed_to_start_.push_back(std::move(transfer));
+      uv_timer_start(deferred_, &CurlMultiTransport::OnDeferred, 0, 0);
+    }
+  }
+}
+
+int CurlMultiTransport::OnSocket(CURL*, curl_socket_t fd, int what, void* self, void* watch_ptr) {
+  auto* transport = static_cast<CurlMultiTransport*>(self);
+  auto* watch = static_cast<SocketWatch*>(watch_ptr);
+  if (what == CURL_POLL_REMOVE) {
+    if (watch != nullptr) {
+      curl_multi_assign(transport->multi_, fd, nullptr);
+      transport->StopWatching(watch);
+    }
+    return 0;
+  }
+  if (watch == nullptr) {
+    watch = new SocketWatch;
+    watch->fd = fd;
+    watch->owner = transport;
+    if (uv_poll_init_socket(transport->loop_, &watch->poll, fd) != 0) {
+      delete watch;
+      log::Error("cannot watch a socket of the Oxide API client");
+      return -1;
+    }
+    watch->poll.data = watch;
+    transport->watches_.insert(watch);
+    curl_multi_assign(transport->multi_, fd, watch);
+  }
+  int events = 0;
+  if (what & CURL_POLL_IN) events |= UV_READABLE;
+  if (what & CURL_POLL_OUT) events |= UV_WRITABLE;
+  uv_poll_start(&watch->poll, events, &CurlMultiTransport::OnPoll);
+  return 0;
+}
+
+void CurlMultiTransport::StopWatching(SocketWatch* watch) {
+  watches_.erase(watch);
+  uv_poll_stop(&watch->poll);
+  uv_close(reinterpret_cast<uv_handle_t*>(&watch->poll),
+           [](uv_handle_t* h) { delete static_cast<SocketWatch*>(h->data); });
+}
+
+int CurlMultiTransport::OnTimerChange(CURLM*, long timeout_ms, void* self) {
+  auto* transport = static_cast<CurlMultiTransport*>(self);
+  if (timeout_ms < 0) {
+    uv_timer_stop(transport->timer_);
+  } else {
+    // Zero means "as soon as possible" but not from inside this callback: the timer does that.
+    uv_timer_start(transport->timer_, &CurlMultiTransport::OnTimer, timeout_ms, 0);
+  }
+  return 0;
+}
+
+void CurlMultiTransport::OnTimer(uv_timer_t* timer) {
+  static_cast<CurlMultiTransport*>(timer->data)->Act(CURL_SOCKET_TIMEOUT, 0);
+}
+
+void CurlMultiTransport::OnPoll(uv_poll_t* poll, int status, int events) {
+  auto* watch = static_cast<SocketWatch*>(poll->data);
+  int flags = 0;
+  if (status < 0) flags |= CURL_CSELECT_ERR;
+  if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
+  if (events & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
+  watch->owner->Act(watch->fd, flags);
+}
+
+void CurlMultiTransport::OnDeferred(uv_timer_t* timer) {
+  auto* transport = static_cast<CurlMultiTransport*>(timer->data);
+  auto failed = std::move(transport->failed_to_start_);
+  transport->failed_to_start_.clear();
+  for (auto& transfer : failed)
+    transfer->done(std::move(transfer->response));
+}
+
+void CurlMultiTransport::Act(curl_socket_t fd, int events) {
+  int running = 0;
+  curl_multi_socket_action(multi_, fd, events, &running);
+  FinishDoneTransfers();
+}
+
+void CurlMultiTransport::FinishDoneTransfers() {
+  std::vector<std::unique_ptr<CurlTransfer>> finished;
+  int left = 0;
+  while (CURLMsg* message = curl_multi_info_read(multi_, &left)) {
+    if (message->msg != CURLMSG_DONE) continue;
+    CURL* easy = message->easy_handle;
+    const CURLcode result = message->data.result;  // read before remove: `message` dies then
+    CurlTransfer* t = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+    t->Finish(result);
+    curl_multi_remove_handle(multi_, easy);
+    active_.erase(t);
+    connections_opened_ += static_cast<uint64_t>(t->response.new_connections);
+    finished.emplace_back(t);
+  }
+  StartQueued();  // freed slots go to the oldest waiting requests first
+  for (auto& transfer : finished)
+    transfer->done(std::move(transfer->response));
+}
+
+}  // namespace oxide::backend

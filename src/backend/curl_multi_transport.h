@@ -1,0 +1,65 @@
+// HttpTransport on ONE libcurl multi handle driven by the libuv loop (curl's multi-uv pattern):
+// a uv_poll_t per socket curl asks about, one uv_timer_t for curl's timeout, a cap on transfers
+// in flight with a FIFO queue behind it, keep-alive reuse. Loop thread only; nothing blocks.
+#pragma once
+
+#include <curl/curl.h>
+#include <uv.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_set>
+
+#include "backend/curl_transfer.h"
+#include "backend/http_types.h"
+
+namespace oxide::backend {
+
+class CurlMultiTransport : public HttpTransport {
+ public:
+  CurlMultiTransport(uv_loop_t* loop, TransportOptions options);
+  // Aborts every transfer and drops its callback uncalled. The loop must run afterwards so that
+  // the uv handles' close callbacks free them.
+  ~CurlMultiTransport() override;
+  CurlMultiTransport(const CurlMultiTransport&) = delete;
+  CurlMultiTransport& operator=(const CurlMultiTransport&) = delete;
+
+  void Send(HttpRequest request, HttpCallback done) override;
+
+  size_t in_flight() const { return active_.size(); }
+  size_t queued() const { return queue_.size(); }
+  size_t max_in_flight_seen() const { return max_in_flight_seen_; }
+  // Connections libcurl has opened so far (reused keep-alive connections are not counted).
+  uint64_t connections_opened() const { return connections_opened_; }
+
+ private:
+  struct SocketWatch;
+
+  static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* self, void* watch);
+  static int OnTimerChange(CURLM* multi, long timeout_ms, void* self);
+  static void OnTimer(uv_timer_t* timer);
+  static void OnPoll(uv_poll_t* poll, int status, int events);
+  static void OnDeferred(uv_timer_t* timer);
+
+  void StartQueued();
+  void Act(curl_socket_t fd, int events);
+  void FinishDoneTransfers();
+  void StopWatching(SocketWatch* watch);
+
+  uv_loop_t* loop_;
+  TransportOptions options_;
+  CURLM* multi_ = nullptr;
+  uv_timer_t* timer_ = nullptr;     // curl's one timeout timer; heap: freed when closed
+  uv_timer_t* deferred_ = nullptr;  // answers requests that could not start, never inline
+  std::unordered_set<SocketWatch*> watches_;
+  std::unordered_set<CurlTransfer*> active_;  // owned
+  std::deque<std::unique_ptr<CurlTransfer>> queue_;
+  std::deque<std::unique_ptr<CurlTransfer>> failed_to_start_;  // answered from the timer
+  size_t max_in_flight_seen_ = 0;
+  uint64_t connections_opened_ = 0;
+};
+
+}  // namespace oxide::backend

@@ -1,0 +1,174 @@
+#include "backend/curl_transfer.h"
+
+#include <strings.h>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <string_view>
+
+#include "version.h"
+
+namespace oxide::backend {
+namespace {
+
+constexpr size_t kMaxResponseBytes = 16 * 1024 * 1024;
+
+TransportError ClassifyCurlError(CURLcode code) {
+  switch (code) {
+    case CURLE_OPERATION_TIMEDOUT:
+      return TransportError::kTimeout;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+      return TransportError::kConnect;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ISSUER_ERROR:
+      return TransportError::kTls;
+    default:
+      return TransportError::kOther;
+  }
+}
+
+// "Retry-After: 3" → 3 s. The HTTP-date form is ignored (Oxide does not send it).
+std::optional<std::chrono::seconds> ParseRetryAfter(std::string_view value) {
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+    value.remove_prefix(1);
+  while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
+    value.remove_suffix(1);
+  long long seconds = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (error != std::errc() || end != value.data() + value.size() || seconds < 0)
+    return std::nullopt;
+  return std::chrono::seconds(seconds);
+}
+
+// The value of header `name` in `line` ("Name: value\r\n"), if the line is that header.
+std::optional<std::string_view> HeaderValue(std::string_view line, std::string_view name) {
+  if (line.size() <= name.size() || line[name.size()] != ':' ||
+      strncasecmp(line.data(), name.data(), name.size()) != 0)
+    return std::nullopt;
+  return line.substr(name.size() + 1);
+}
+
+size_t OnBody(char* data, size_t size, size_t count, void* self) {
+  auto* t = static_cast<CurlTransfer*>(self);
+  if (t->response.body.size() + size * count > kMaxResponseBytes) return 0;  // aborts
+  t->response.body.append(data, size * count);
+  return size * count;
+}
+
+size_t OnHeader(char* data, size_t size, size_t count, void* self) {
+  auto* t = static_cast<CurlTransfer*>(self);
+  const std::string_view line(data, size * count);
+  if (line.rfind("HTTP/", 0) == 0) {  // a new response (e.g. after 100 Continue)
+    t->response.request_id.clear();
+    t->response.retry_after.reset();
+  } else if (auto id = HeaderValue(line, "x-request-id")) {
+    std::string value(*id);
+    value.erase(0, value.find_first_not_of(" \t"));
+    value.erase(value.find_last_not_of(" \t\r\n") + 1);
+    t->response.request_id = std::move(value);
+  } else if (auto after = HeaderValue(line, "retry-after")) {
+    t->response.retry_after = ParseRetryAfter(*after);
+  }
+  return size * count;
+}
+
+}  // namespace
+
+CurlTransfer::~CurlTransfer() {
+  if (easy) curl_easy_cleanup(easy);
+  if (headers) curl_slist_free_all(headers);
+}
+
+bool CurlTransfer::Prepare(const TransportOptions& options) {
+  easy = curl_easy_init();
+  if (easy == nullptr) {
+    response.transport_error = TransportError::kOther;
+    response.transport_message = "libcurl could not create a transfer";
+    return false;
+  }
+  CURL* e = easy;
+  const HttpRequest& r = request;
+  const std::string authorization = "Authorization: Bearer " + options.token;
+  url = options.base_url + r.target;
+  const std::string user_agent = std::string("oxide-csi-plugin/") + kVersion;
+  const std::string api_version = std::string("API-Version: ") + kOxideApiVersion;
+  headers = curl_slist_append(headers, authorization.c_str());
+  headers = curl_slist_append(headers, api_version.c_str());
+  headers = curl_slist_append(headers, "Accept: application/json");
+  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+  if (!r.body.empty()) headers = curl_slist_append(headers, "Content-Type: application/json");
+  const auto timeout = r.timeout.count() > 0 ? r.timeout : options.default_timeout;
+  bool ok = headers != nullptr;
+  ok = ok && curl_easy_setopt(e, CURLOPT_URL, url.c_str()) == CURLE_OK;
+  curl_easy_setopt(e, CURLOPT_PRIVATE, this);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(e, CURLOPT_USERAGENT, user_agent.c_str());  // libcurl copies strings
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(std::min(timeout, options.connect_timeout).count()));
+  curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnBody);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, this);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &OnHeader);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, this);
+  if (options.insecure) {
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+  } else if (!options.ca_file.empty()) {
+    curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
+  }
+  switch (r.method) {
+    case HttpMethod::kGet:
+      break;
+    case HttpMethod::kPost:
+      // libcurl silently resends a request once when a REUSED connection closes before any
+      // answer byte (e.g. the server processed it, then the connection died). For a request
+      // that must never be repeated, a fresh connection turns that case into an error instead.
+      if (!r.idempotent) curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+      curl_easy_setopt(e, CURLOPT_POST, 1L);
+      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(r.body.size()));
+      curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body.c_str());  // `r` outlives the transfer
+      break;
+    case HttpMethod::kDelete:
+      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+      break;
+  }
+  if (!ok) {
+    response.transport_error = TransportError::kOther;
+    response.transport_message = "libcurl could not set up the transfer";
+  }
+  return ok;
+}
+
+void CurlTransfer::Finish(CURLcode result) {
+  long status = 0, connects = 0;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects);
+  response.new_connections = connects;
+  if (result == CURLE_OK) {
+    response.status = static_cast<int>(status);
+    return;
+  }
+  response.status = 0;
+  response.transport_error = ClassifyCurlError(result);
+  response.transport_message = error[0] != '\0' ? error : curl_easy_strerror(result);
+}
+
+}  // namespace oxide::backend

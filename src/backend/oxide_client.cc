@@ -1,0 +1,235 @@
+#include "backend/oxide_client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "backend/error_mapping.h"
+#include "backend/oxide_json.h"
+#include "backend/request_paths.h"
+#include "backend/retrying_transport.h"
+#include "config/settings.h"
+#include "util/log.h"
+
+namespace oxide::backend {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string Quoted(const std::string& value) {
+  return "\"" + value + "\"";
+}
+
+const char* SortName(SortBy sort) {
+  switch (sort) {
+    case SortBy::kNameAscending:
+      return "name_ascending";
+    case SortBy::kNameDescending:
+      return "name_descending";
+    case SortBy::kIdAscending:
+      return "id_ascending";
+  }
+  return "name_ascending";
+}
+
+HttpRequest Get(std::string target) {
+  return {HttpMethod::kGet, std::move(target), "", true, {}};
+}
+
+HttpRequest Delete(std::string target) {
+  return {HttpMethod::kDelete, std::move(target), "", true, {}};
+}
+
+// A POST is repeated by the retry layer only when `idempotent` says so.
+HttpRequest Post(std::string target, const Json& body, bool idempotent) {
+  return {HttpMethod::kPost, std::move(target), body.dump(), idempotent, {}};
+}
+
+// Attach and detach ARE retried, unlike creates. Oxide decides them idempotently (reference §9):
+// attaching a disk already attached to this instance answers 202 whatever the instance's state,
+// and detaching a detached disk answers 202 even on a running instance. So when the first
+// attempt took effect and its answer was lost, the repeat answers 202 with the same disk, and
+// when it did not, the repeat does the work: the caller gets what a lookup would have told it,
+// one round trip sooner. A create is different: its repeat would answer 400 "already exists"
+// for our own disk, so creates are never repeated and the engine looks the disk up instead.
+constexpr bool kAttachDetachIdempotent = true;
+
+}  // namespace
+
+ClientConfig ClientConfigFromSettings(const Settings& settings) {
+  ClientConfig config;
+  config.project = settings.oxide_project;
+  config.transport.base_url = settings.oxide_host;
+  config.transport.token = settings.oxide_token;
+  config.transport.ca_file = settings.oxide_ca_file;
+  config.transport.insecure = settings.oxide_insecure;
+  return config;
+}
+
+std::unique_ptr<OxideClient> OxideClient::Create(uv_loop_t* loop, const ClientConfig& config) {
+  auto curl = std::make_unique<CurlMultiTransport>(loop, config.transport);
+  auto retrying = std::make_unique<RetryingTransport>(loop, std::move(curl), config.retry);
+  return std::make_unique<OxideClient>(std::move(retrying), config.project, config.transport.token);
+}
+
+OxideClient::OxideClient(std::unique_ptr<HttpTransport> transport, std::string project,
+                         std::string token)
+    : transport_(std::move(transport)), project_(std::move(project)), token_(std::move(token)) {}
+
+OxideClient::~OxideClient() = default;
+
+Status OxideClient::Scrub(Status status) const {
+  if (token_.empty() || status.message().find(token_) == std::string::npos) return status;
+  std::string message = status.message();
+  for (size_t at = message.find(token_); at != std::string::npos; at = message.find(token_, at))
+    message.replace(at, token_.size(), "[REDACTED]");
+  return {status.code(), std::move(message)};
+}
+
+void OxideClient::Send(HttpRequest request, const std::string& what, HttpCallback done) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string method = HttpMethodName(request.method);
+  std::string target = request.target;
+  transport_->Send(std::move(request), [start, method = std::move(method),
+                                        target = std::move(target), what,
+                                        done = std::move(done)](HttpResponse response) {
+    log::Debug("oxide api call", {{"call", what},
+                                  {"method", method},
+                                  {"target", target},
+                                  {"status", std::to_string(response.status)},
+                                  {"attempts", std::to_string(response.attempts)},
+                                  {"oxide_request_id", response.request_id},
+                                  {"ms", log::Millis(std::chrono::steady_clock::now() - start)}});
+    done(std::move(response));
+  });
+}
+
+template <typename T>
+void OxideClient::Call(HttpRequest request, std::string what, Parser<T> parse, Done<T> done) {
+  Send(std::move(request), what,
+       [this, what, parse, done = std::move(done)](HttpResponse response) {
+         Status status = StatusFromResponse(what, response);
+         if (!status.ok()) return done(Scrub(std::move(status)));
+         StatusOr<T> parsed = parse(what, response);
+         if (!parsed.ok()) return done(Scrub(parsed.status()));
+         done(std::move(parsed));
+       });
+}
+
+void OxideClient::CallNoBody(HttpRequest request, std::string what, DoneStatus done) {
+  Send(std::move(request), what, [this, what, done = std::move(done)](HttpResponse response) {
+    done(Scrub(StatusFromResponse(what, response)));
+  });
+}
+
+std::string OxideClient::PageQuery(const PageRequest& page) const {
+  Query query;
+  query.Add("project", project_);  // ignored by the server when a token is given (§4)
+  query.Add("limit", std::to_string(std::clamp<uint32_t>(page.limit, 1, 10000)));
+  query.AddIfSet("page_token", page.page_token);
+  if (page.page_token.empty()) query.Add("sort_by", SortName(page.sort_by));
+  return query.ToString();
+}
+
+void OxideClient::GetDisk(const std::string& name_or_id, Done<Disk> done) {
+  Call<Disk>(Get(ObjectTarget("disks", name_or_id, project_)), "get disk " + Quoted(name_or_id),
+             &ParseDisk, std::move(done));
+}
+
+void OxideClient::CreateDisk(const DiskCreate& request, Done<Disk> done) {
+  Json source =
+      request.snapshot_id.empty()
+          ? Json{{"type", "blank"}, {"block_size", request.block_size}}
+          : Json{{"type", "snapshot"}, {"snapshot_id", request.snapshot_id}, {"read_only", false}};
+  const Json body = {{"name", request.name},
+                     {"description", request.description},
+                     {"size", request.size},
+                     {"disk_backend", {{"type", "distributed"}, {"disk_source", source}}}};
+  const std::string target = "/v1/disks" + Query().Add("project", project_).ToString();
+  Call<Disk>(Post(target, body, /*idempotent=*/false), "create disk " + Quoted(request.name),
+             &ParseDisk, std::move(done));
+}
+
+void OxideClient::DeleteDisk(const std::string& name_or_id, DoneStatus done) {
+  CallNoBody(Delete(ObjectTarget("disks", name_or_id, project_)),
+             "delete disk " + Quoted(name_or_id), std::move(done));
+}
+
+void OxideClient::ListDisks(const PageRequest& page, Done<Page<Disk>> done) {
+  Call<Page<Disk>>(Get("/v1/disks" + PageQuery(page)), "list disks of project " + Quoted(project_),
+                   &ParseDiskPage, std::move(done));
+}
+
+void OxideClient::GetInstance(const std::string& name_or_id, Done<Instance> done) {
+  Call<Instance>(Get(ObjectTarget("instances", name_or_id, project_)),
+                 "get instance " + Quoted(name_or_id), &ParseInstance, std::move(done));
+}
+
+void OxideClient::ListInstanceDisks(const std::string& instance, const PageRequest& page,
+                                    Done<Page<Disk>> done) {
+  Query query;
+  if (!IsUuid(instance)) query.Add("project", project_);
+  query.Add("limit", std::to_string(std::clamp<uint32_t>(page.limit, 1, 10000)));
+  query.AddIfSet("page_token", page.page_token);
+  if (page.page_token.empty()) query.Add("sort_by", SortName(page.sort_by));
+  const std::string target =
+      "/v1/instances/" + PercentEncode(instance) + "/disks" + query.ToString();
+  Call<Page<Disk>>(Get(target), "list disks of instance " + Quoted(instance), &ParseDiskPage,
+                   std::move(done));
+}
+
+void OxideClient::AttachDisk(const std::string& instance, const std::string& disk,
+                             Done<Disk> done) {
+  Call<Disk>(Post(ObjectTarget("instances", instance, project_, "/disks/attach"), {{"disk", disk}},
+                  kAttachDetachIdempotent),
+             "attach disk " + Quoted(disk) + " to instance " + Quoted(instance), &ParseDisk,
+             std::move(done));
+}
+
+void OxideClient::DetachDisk(const std::string& instance, const std::string& disk,
+                             Done<Disk> done) {
+  Call<Disk>(Post(ObjectTarget("instances", instance, project_, "/disks/detach"), {{"disk", disk}},
+                  kAttachDetachIdempotent),
+             "detach disk " + Quoted(disk) + " from instance " + Quoted(instance), &ParseDisk,
+             std::move(done));
+}
+
+void OxideClient::CreateSnapshot(const SnapshotCreate& request, Done<Snapshot> done) {
+  const Json body = {
+      {"name", request.name}, {"description", request.description}, {"disk", request.disk}};
+  const std::string target = "/v1/snapshots" + Query().Add("project", project_).ToString();
+  Call<Snapshot>(Post(target, body, /*idempotent=*/false),
+                 "create snapshot " + Quoted(request.name) + " of disk " + Quoted(request.disk),
+                 &ParseSnapshot, std::move(done));
+}
+
+void OxideClient::GetSnapshot(const std::string& name_or_id, Done<Snapshot> done) {
+  Call<Snapshot>(Get(ObjectTarget("snapshots", name_or_id, project_)),
+                 "get snapshot " + Quoted(name_or_id), &ParseSnapshot, std::move(done));
+}
+
+void OxideClient::DeleteSnapshot(const std::string& name_or_id, DoneStatus done) {
+  CallNoBody(Delete(ObjectTarget("snapshots", name_or_id, project_)),
+             "delete snapshot " + Quoted(name_or_id), std::move(done));
+}
+
+void OxideClient::ListSnapshots(const PageRequest& page, Done<Page<Snapshot>> done) {
+  Call<Page<Snapshot>>(Get("/v1/snapshots" + PageQuery(page)),
+                       "list snapshots of project " + Quoted(project_), &ParseSnapshotPage,
+                       std::move(done));
+}
+
+void OxideClient::GetUtilization(Done<Utilization> done) {
+  Call<Utilization>(Get("/v1/utilization"), "get silo utilization", &ParseUtilization,
+                    std::move(done));
+}
+
+void OxideClient::GetCurrentUser(Done<CurrentUser> done) {
+  Call<CurrentUser>(Get("/v1/me"), "get current user", &ParseCurrentUser, std::move(done));
+}
+
+void OxideClient::Ping(DoneStatus done) {
+  CallNoBody(Get("/v1/ping"), "ping", std::move(done));
+}
+
+}  // namespace oxide::backend

@@ -1,0 +1,90 @@
+// The typed Oxide API client the controller engine uses: disks, instances, attach/detach,
+// snapshots, utilization, me, ping. Loop thread only: every call returns at once and its callback
+// runs later on the loop thread, with a Status mapped by error_mapping.cc.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "backend/curl_multi_transport.h"
+#include "backend/http_types.h"
+#include "backend/oxide_types.h"
+#include "backend/retry_policy.h"
+#include "util/status.h"
+
+namespace oxide {
+struct Settings;
+}
+
+namespace oxide::backend {
+
+template <typename T>
+using Done = std::function<void(StatusOr<T>)>;
+using DoneStatus = std::function<void(Status)>;
+
+struct ClientConfig {
+  std::string project;  // names are looked up in it; lists and creates go to it
+  TransportOptions transport;
+  RetryOptions retry;
+};
+
+// oxide_host, oxide_token, oxide_ca_file, oxide_insecure and oxide_project of the settings.
+ClientConfig ClientConfigFromSettings(const Settings& settings);
+
+class OxideClient {
+ public:
+  // The production stack: RetryingTransport over CurlMultiTransport.
+  static std::unique_ptr<OxideClient> Create(uv_loop_t* loop, const ClientConfig& config);
+
+  // `token` is only used to scrub it from messages (defence in depth; Oxide never echoes it).
+  OxideClient(std::unique_ptr<HttpTransport> transport, std::string project, std::string token);
+  // Pending callbacks are dropped uncalled; do not destroy the client from inside a callback.
+  ~OxideClient();
+  OxideClient(const OxideClient&) = delete;
+  OxideClient& operator=(const OxideClient&) = delete;
+
+  // `name_or_id`: a UUID is looked up by id, anything else as a name in the project.
+  void GetDisk(const std::string& name_or_id, Done<Disk> done);
+  void CreateDisk(const DiskCreate& request, Done<Disk> done);
+  void DeleteDisk(const std::string& name_or_id, DoneStatus done);
+  void ListDisks(const PageRequest& page, Done<Page<Disk>> done);
+
+  void GetInstance(const std::string& name_or_id, Done<Instance> done);
+  void ListInstanceDisks(const std::string& instance, const PageRequest& page,
+                         Done<Page<Disk>> done);
+  // `disk` is a name (looked up in the instance's project) or an id.
+  void AttachDisk(const std::string& instance, const std::string& disk, Done<Disk> done);
+  void DetachDisk(const std::string& instance, const std::string& disk, Done<Disk> done);
+
+  void CreateSnapshot(const SnapshotCreate& request, Done<Snapshot> done);
+  void GetSnapshot(const std::string& name_or_id, Done<Snapshot> done);
+  void DeleteSnapshot(const std::string& name_or_id, DoneStatus done);
+  void ListSnapshots(const PageRequest& page, Done<Page<Snapshot>> done);
+
+  void GetUtilization(Done<Utilization> done);
+  void GetCurrentUser(Done<CurrentUser> done);  // validates the token
+  void Ping(DoneStatus done);                   // liveness only: needs no token
+
+  HttpTransport& transport() { return *transport_; }
+  const std::string& project() const { return project_; }
+
+ private:
+  template <typename T>
+  using Parser = StatusOr<T> (*)(std::string_view, const HttpResponse&);
+
+  template <typename T>
+  void Call(HttpRequest request, std::string what, Parser<T> parse, Done<T> done);
+  void CallNoBody(HttpRequest request, std::string what, DoneStatus done);
+  void Send(HttpRequest request, const std::string& what, HttpCallback done);
+  Status Scrub(Status status) const;
+  std::string PageQuery(const PageRequest& page) const;
+
+  std::unique_ptr<HttpTransport> transport_;
+  std::string project_;
+  std::string token_;
+};
+
+}  // namespace oxide::backend

@@ -1,0 +1,79 @@
+// Test support for the Oxide client: a gtest fixture with a fresh oxide-sim process, a libuv
+// loop run by the test thread (which is the client's loop thread), the client, and helpers to
+// wait for callbacks and to read the simulator's request log. gtest main thread only.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <uv.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/oxide_client.h"
+#include "http_client.h"
+#include "sim_process.h"
+
+namespace backend_test {
+
+using namespace oxide::backend;  // NOLINT(google-build-using-namespace): test code
+using oxide::Status;
+using oxide::StatusCode;
+using oxide::StatusOr;
+
+constexpr uint64_t kGiB = 1024ULL * 1024 * 1024;
+
+class BackendTest : public ::testing::Test {
+ public:
+  virtual std::vector<std::string> sim_args() const { return {}; }
+
+  void SetUp() override;
+  void TearDown() override;
+
+  // The default test configuration: project "demo", the sim's token, fast seeded retries.
+  ClientConfig DefaultConfig() const;
+  // Replaces the client (and its transports) with one built from `config`.
+  void Rebuild(const ClientConfig& config);
+
+  // Runs the loop until `finished()` or `limit`; false on timeout.
+  bool RunUntil(const std::function<bool()>& finished,
+                std::chrono::milliseconds limit = std::chrono::seconds(30));
+
+  template <typename T>
+  StatusOr<T> Await(const std::function<void(Done<T>)>& call) {
+    std::optional<StatusOr<T>> result;
+    call([&](StatusOr<T> value) { result.emplace(std::move(value)); });
+    if (!RunUntil([&] { return result.has_value(); }))
+      return Status(StatusCode::kDeadlineExceeded, "test timed out waiting for a callback");
+    return std::move(*result);
+  }
+  Status AwaitStatus(const std::function<void(DoneStatus)>& call);
+
+  // Typed shortcuts that wait.
+  StatusOr<Disk> CreateBlankDisk(const std::string& name, uint64_t gib = 1);
+  StatusOr<Disk> GetDisk(const std::string& name_or_id);
+  // An instance made through the control API (no saga); returns its id.
+  std::string ControlInstance(const std::string& name, const std::string& run_state);
+  // The simulator's request log entries (/v1 only) matching `method` and `operation`.
+  int CountRequests(const std::string& method, const std::string& operation);
+  void ClearRequestLog();
+  void SetFaults(const nlohmann::json& rules, int seed = 1);
+
+  OxideClient& client() { return *client_; }
+  sim_test::SimProcess& sim() { return *sim_; }
+  sim_test::HttpClient& control() { return *control_; }
+  uv_loop_t* loop() { return &loop_; }
+
+  uv_loop_t loop_{};
+  std::unique_ptr<sim_test::SimProcess> sim_;
+  std::unique_ptr<sim_test::HttpClient> control_;
+  std::unique_ptr<OxideClient> client_;
+};
+
+// The status code and that the message contains every part.
+void ExpectError(const Status& status, StatusCode code, const std::vector<std::string>& parts);
+
+}  // namespace backend_test

@@ -1,0 +1,170 @@
+// Unit tests of the pure parts: JSON parsing of typed objects (unknown fields ignored, missing or
+// mistyped required fields → INTERNAL naming the field and the request id), request targets,
+// and the retry policy.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/oxide_json.h"
+#include "backend/request_paths.h"
+#include "backend/retry_policy.h"
+
+namespace oxide::backend {
+namespace {
+
+using Json = nlohmann::json;
+
+Json DiskJson() {
+  return Json::parse(R"({"id":"8d1e3a6c-1f57-4c59-9d55-0b7b2f6e4a21","name":"pv-a",
+    "description":"csi volume","project_id":"dc7be448-efc4-4141-8e9b-60ad829eb570",
+    "snapshot_id":null,"image_id":null,"size":10737418240,"block_size":4096,
+    "state":{"state":"attached","instance":"0b6c0000-0000-4000-8000-000000000000"},
+    "device_path":"/mnt/pv-a","disk_type":"distributed","read_only":false,
+    "time_created":"2026-08-20T17:02:11.482913Z","time_modified":"2026-08-20T17:02:11.482913Z"})");
+}
+
+HttpResponse With(const Json& body) {
+  HttpResponse response;
+  response.status = 200;
+  response.body = body.dump();
+  response.request_id = "req-1";
+  return response;
+}
+
+TEST(Parsing, DiskWithUnknownFieldsIgnored) {
+  Json json = DiskJson();
+  json["brand_new_field"] = {{"x", 1}};
+  json["state"]["extra"] = true;
+  auto disk = ParseDisk("get disk", With(json));
+  ASSERT_TRUE(disk.ok()) << disk.status().ToString();
+  EXPECT_EQ(disk->size, 10737418240U);
+  EXPECT_EQ(disk->state.state, "attached");
+  EXPECT_EQ(disk->state.instance, "0b6c0000-0000-4000-8000-000000000000");
+  EXPECT_FALSE(disk->snapshot_id.has_value());
+}
+
+TEST(Parsing, MissingOrMistypedRequiredFieldIsInternal) {
+  struct Case {
+    std::function<void(Json&)> change;
+    std::string field_message;
+  };
+  const std::vector<Case> cases = {
+      {[](Json& j) { j.erase("size"); }, "field \"size\" is missing"},
+      {[](Json& j) { j["size"] = "ten"; }, "field \"size\" is not an unsigned integer"},
+      {[](Json& j) { j["size"] = -1; }, "field \"size\" is not an unsigned integer"},
+      {[](Json& j) { j["state"].erase("state"); }, "field \"state.state\" is missing"},
+      {[](Json& j) { j["state"].erase("instance"); }, "field \"state.instance\" is missing"},
+      {[](Json& j) { j["state"] = "detached"; }, "field \"state\" is not an object"},
+      {[](Json& j) { j["snapshot_id"] = 5; }, "field \"snapshot_id\" is not a string or null"},
+      {[](Json& j) { j["read_only"] = "no"; }, "field \"read_only\" is not a boolean"},
+  };
+  for (const Case& c : cases) {
+    Json json = DiskJson();
+    c.change(json);
+    const Status status = ParseDisk("get disk \"pv-a\"", With(json)).status();
+    EXPECT_EQ(status.code(), StatusCode::kInternal) << c.field_message;
+    EXPECT_NE(status.message().find(c.field_message), std::string::npos) << status.ToString();
+    EXPECT_NE(status.message().find("get disk \"pv-a\""), std::string::npos);
+    EXPECT_NE(status.message().find("(oxide request id req-1)"), std::string::npos);
+  }
+  HttpResponse not_json = With(Json());
+  not_json.body = "{oops";
+  EXPECT_EQ(ParseDisk("x", not_json).status().code(), StatusCode::kInternal);
+}
+
+TEST(Parsing, PagesNameTheItem) {
+  Json bad = DiskJson();
+  bad.erase("name");
+  auto page = ParseDiskPage("list", With({{"items", {DiskJson(), bad}}, {"next_page", "t"}}));
+  EXPECT_EQ(page.status().code(), StatusCode::kInternal);
+  EXPECT_NE(page.status().message().find("field \"items[1].name\" is missing"), std::string::npos)
+      << page.status().ToString();
+  auto good = ParseDiskPage("list", With({{"items", {DiskJson()}}, {"next_page", nullptr}}));
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ(good->items.size(), 1U);
+  EXPECT_FALSE(good->next_page.has_value());
+  EXPECT_EQ(ParseDiskPage("list", With({{"next_page", nullptr}})).status().code(),
+            StatusCode::kInternal);
+}
+
+TEST(Parsing, UtilizationNested) {
+  Json json = {{"capacity", {{"cpus", 1}, {"memory", 2}, {"storage", 3}}},
+               {"provisioned", {{"cpus", 0}, {"memory", 0}}}};
+  const Status status = ParseUtilization("u", With(json)).status();
+  EXPECT_NE(status.message().find("field \"provisioned.storage\" is missing"), std::string::npos)
+      << status.ToString();
+}
+
+TEST(RequestPaths, EncodingUuidsAndSelectors) {
+  EXPECT_EQ(PercentEncode("pv-a_b.c~"), "pv-a_b.c~");
+  EXPECT_EQ(PercentEncode("a b/c?d&e=f%"), "a%20b%2Fc%3Fd%26e%3Df%25");
+  EXPECT_TRUE(IsUuid("8d1e3a6c-1f57-4c59-9d55-0b7b2f6e4a21"));
+  EXPECT_TRUE(IsUuid("8d1e3a6c1f574c599d550b7b2f6e4a21"));
+  EXPECT_FALSE(IsUuid("pv-8d1e3a6c"));
+  EXPECT_FALSE(IsUuid("8d1e3a6c-1f57-4c59-9d55-0b7b2f6e4a2z"));
+  EXPECT_EQ(ObjectTarget("disks", "pv-a", "my proj"), "/v1/disks/pv-a?project=my%20proj");
+  EXPECT_EQ(ObjectTarget("disks", "8d1e3a6c-1f57-4c59-9d55-0b7b2f6e4a21", "p"),
+            "/v1/disks/8d1e3a6c-1f57-4c59-9d55-0b7b2f6e4a21");
+  EXPECT_EQ(ObjectTarget("instances", "n1", "p", "/disks/attach"),
+            "/v1/instances/n1/disks/attach?project=p");
+  EXPECT_EQ(Query().Add("a", "1").AddIfSet("b", "").Add("c", "x y").ToString(), "?a=1&c=x%20y");
+}
+
+TEST(RetryPolicy, BackoffIsJitteredExponentialCappedAndSeeded) {
+  RetryOptions options;
+  options.max_attempts = 10;
+  options.seed = 42;
+  RetryPolicy first(options), second(options);
+  HttpRequest get;
+  HttpResponse unavailable;
+  unavailable.status = 503;
+  for (int attempt = 1; attempt < 10; ++attempt) {
+    const auto delay = first.NextDelay(get, unavailable, attempt);
+    ASSERT_TRUE(delay.has_value());
+    EXPECT_EQ(delay, second.NextDelay(get, unavailable, attempt));  // same seed, same delays
+    const int64_t step = std::min<int64_t>(200LL << (attempt - 1), 10000);
+    EXPECT_GE(delay->count(), step / 2) << attempt;
+    EXPECT_LE(delay->count(), step) << attempt;
+  }
+  EXPECT_FALSE(first.NextDelay(get, unavailable, 10).has_value());  // attempts used up
+}
+
+TEST(RetryPolicy, WhatIsRetried) {
+  HttpRequest get, post;
+  post.method = HttpMethod::kPost;
+  post.idempotent = false;
+  HttpResponse response;
+  for (int status : {429, 502, 503, 504}) {
+    response.status = status;
+    EXPECT_TRUE(RetryPolicy::IsRetryable(get, response)) << status;
+    EXPECT_FALSE(RetryPolicy::IsRetryable(post, response)) << status;
+  }
+  for (int status : {200, 400, 404, 409, 500, 507}) {
+    response.status = status;
+    EXPECT_FALSE(RetryPolicy::IsRetryable(get, response)) << status;
+  }
+  response.status = 0;
+  for (auto error : {TransportError::kTimeout, TransportError::kConnect}) {
+    response.transport_error = error;
+    EXPECT_TRUE(RetryPolicy::IsRetryable(get, response));
+    EXPECT_FALSE(RetryPolicy::IsRetryable(post, response));
+  }
+  response.transport_error = TransportError::kTls;
+  EXPECT_FALSE(RetryPolicy::IsRetryable(get, response));
+}
+
+TEST(RetryPolicy, RetryAfterReplacesTheBackoffUpToALimit) {
+  RetryOptions options;
+  options.seed = 1;
+  RetryPolicy policy(options);
+  HttpRequest get;
+  HttpResponse throttled;
+  throttled.status = 429;
+  throttled.retry_after = std::chrono::seconds(3);
+  EXPECT_EQ(policy.NextDelay(get, throttled, 1), std::chrono::milliseconds(3000));
+  throttled.retry_after = std::chrono::seconds(31);
+  EXPECT_FALSE(policy.NextDelay(get, throttled, 1).has_value());
+}
+
+}  // namespace
+}  // namespace oxide::backend
