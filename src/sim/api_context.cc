@@ -70,6 +70,15 @@ nlohmann::json body_json(const ApiCall& call) {
   }
 }
 
+void respond_after_delete_saga(Services& services, const CallPtr& call, ResourceKey key) {
+  if (services.model.timing.async_mode) {
+    call->respond_empty(204);
+    return;
+  }
+  services.timeline.run(services.model.timing.delete_delay_ms, std::move(key),
+                        [call]() { call->respond_empty(204); });
+}
+
 void authenticate(const Services& services, const ApiCall& call) {
   const std::string* header = call.request.header("authorization");
   if (header == nullptr) throw unauthorized();

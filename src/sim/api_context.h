@@ -56,6 +56,10 @@ nlohmann::json body_json(const ApiCall& call);
 // 401 unless the request carries "Authorization: Bearer <the configured token>".
 void authenticate(const Services& services, const ApiCall& call);
 
+// Answers a delete whose record is already gone: 204 at once in async mode, otherwise after the
+// delete saga's delay (the resource stays freezable under `key` meanwhile).
+void respond_after_delete_saga(Services& services, const CallPtr& call, ResourceKey key);
+
 // Runs `body`, turning a thrown ApiError into the error reply. For deferred steps.
 void reply_on_error(const CallPtr& call, const std::function<void()>& body);
 

@@ -82,12 +82,7 @@ void disk_delete(Services& services, const CallPtr& call) {
   // The saga's first step removes the record: from now on GET says 404.
   model.erase_disk(disk.id);
   services.guest.disk_deleted(disk.id);
-  if (model.timing.async_mode) {
-    call->respond_empty(204);
-    return;
-  }
-  services.timeline.run(model.timing.delete_delay_ms, {"disk", disk.id, disk.name},
-                        [call]() { call->respond_empty(204); });
+  respond_after_delete_saga(services, call, {"disk", disk.id, disk.name});
 }
 
 }  // namespace

@@ -160,12 +160,7 @@ void snapshot_delete(Services& services, const CallPtr& call) {
   }
   model.erase_snapshot(snapshot.id);
   services.guest.snapshot_deleted(snapshot.id);
-  if (model.timing.async_mode) {
-    call->respond_empty(204);
-    return;
-  }
-  services.timeline.run(model.timing.delete_delay_ms, {"snapshot", snapshot.id, snapshot.name},
-                        [call]() { call->respond_empty(204); });
+  respond_after_delete_saga(services, call, {"snapshot", snapshot.id, snapshot.name});
 }
 
 }  // namespace
