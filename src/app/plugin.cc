@@ -5,10 +5,16 @@
 #include <chrono>
 #include <memory>
 
+#include "backend/oxide_client.h"
+#include "engine/controller_service.h"
 #include "engine/identity_service.h"
+#include "engine/oxide_credentials_check.h"
+#include "engine/volume_engine.h"
 #include "loop/event_loop.h"
 #include "rpc/csi_server.h"
+#include "store/group_commit.h"
 #include "store/state_db.h"
+#include "store/volume_store.h"
 #include "util/log.h"
 #include "version.h"
 
@@ -68,8 +74,28 @@ int RunPlugin(const Settings& settings) {
   store::StateDb* db = state_db->get();
 
   EventLoop loop;
-  engine::IdentityService identity(settings, {[db] { return db->Health(); }});
+  auto commit = std::make_unique<store::GroupCommit>(loop.uv(), db);
+  std::vector<engine::IdentityService::HealthCheck> health = {[db] { return db->Health(); }};
   rpc::CsiHandlers handlers;
+
+  // The controller: Oxide client, journal, volume engine and the CSI Controller service.
+  std::unique_ptr<backend::OxideClient> oxide;
+  std::unique_ptr<store::VolumeStore> volumes;
+  std::unique_ptr<engine::VolumeEngine> volume_engine;
+  std::unique_ptr<engine::ControllerService> controller;
+  std::unique_ptr<engine::OxideCredentialsCheck> credentials;
+  if (settings.ServesController()) {
+    oxide = backend::OxideClient::Create(loop.uv(), backend::ClientConfigFromSettings(settings));
+    volumes = std::make_unique<store::VolumeStore>(db, commit.get());
+    volume_engine =
+        std::make_unique<engine::VolumeEngine>(loop.uv(), oxide.get(), volumes.get(), commit.get());
+    controller =
+        std::make_unique<engine::ControllerService>(settings, oxide.get(), volume_engine.get());
+    controller->Register(handlers);
+    credentials = std::make_unique<engine::OxideCredentialsCheck>(loop.uv(), oxide.get());
+    health.push_back([check = credentials.get()] { return check->Health(); });
+  }
+  engine::IdentityService identity(settings, std::move(health));
   identity.Register(handlers);
 
   rpc::CsiServer server(&loop, std::move(handlers));
@@ -86,8 +112,24 @@ int RunPlugin(const Settings& settings) {
                                          {"state_db", settings.state_db},
                                          {"schema_version", std::to_string(db->schema_version())}});
 
+  if (volume_engine) {
+    volume_engine->RecoverUnfinished();
+    credentials->Start();
+  }
+
   SignalWatch signals(&loop, [&] {
     server.Shutdown(std::chrono::seconds(settings.shutdown_grace_seconds), [&] {
+      // Operations still running are abandoned here; their journal entries are reconciled at
+      // the next start. Closing these releases their loop handles so the loop can end.
+      if (volume_engine && volume_engine->tracker().in_flight() > 0) {
+        log::Info("operations still running at shutdown will be reconciled at the next start",
+                  {{"count", std::to_string(volume_engine->tracker().in_flight())}});
+      }
+      credentials.reset();
+      controller.reset();
+      volume_engine.reset();
+      oxide.reset();
+      commit.reset();
       signals.Close();
       loop.Stop();
     });

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,6 @@ struct Command {
 };
 
 std::vector<Command> IdentityCommands();
+std::vector<Command> ControllerCommands();
 
 }  // namespace oxide::cli

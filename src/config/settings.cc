@@ -136,6 +136,11 @@ const std::vector<Option>& Options() {
          s.topology_zone = v;
          return Status::Ok();
        }},
+      {"default-volume-size-gib", nullptr, "N", "10",
+       "size of a volume whose CreateVolume gives no capacity range (1-1023)",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("default-volume-size-gib", v, 1, 1023, 10, &s.default_volume_size_gib);
+       }},
       {"oxide-host", "OXIDE_HOST", "URL", "(required for the controller)",
        "Oxide silo API address, https://...",
        [](Settings& s, const std::string& v) {

@@ -39,6 +39,7 @@ struct Settings {
   std::string oxide_token;  // secret: never logged, never in an error message
   std::string oxide_ca_file;
   bool oxide_insecure = false;
+  int default_volume_size_gib = 10;  // CreateVolume without a capacity range
 
   // Node: the Oxide instance this node runs on.
   std::string instance_id;

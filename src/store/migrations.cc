@@ -7,6 +7,29 @@ const std::vector<Migration>& Migrations() {
       {1, "plugin metadata",
        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;"
        "INSERT INTO meta(key, value) VALUES ('created_by', 'oxide-csi-plugin');"},
+      // The controller's per-volume state machine and its operation journal. A volume row is
+      // keyed by its Oxide disk name (derived from the CO's name, so known before Oxide answers);
+      // volume_id (the disk's UUID) is NULL until Oxide has created the disk.
+      {2, "controller volumes and operation journal",
+       "CREATE TABLE volumes ("
+       "  disk_name TEXT PRIMARY KEY,"
+       "  volume_id TEXT UNIQUE,"
+       "  co_name TEXT NOT NULL,"
+       "  size INTEGER NOT NULL,"
+       "  block_size INTEGER NOT NULL,"
+       "  state TEXT NOT NULL,"
+       "  node_id TEXT NOT NULL,"
+       "  updated_ms INTEGER NOT NULL) STRICT;"
+       "CREATE TABLE operations ("
+       "  id INTEGER PRIMARY KEY,"
+       "  kind TEXT NOT NULL,"
+       "  volume TEXT NOT NULL,"
+       "  args TEXT NOT NULL,"
+       "  state TEXT NOT NULL,"
+       "  outcome TEXT NOT NULL,"
+       "  started_ms INTEGER NOT NULL,"
+       "  finished_ms INTEGER) STRICT;"
+       "CREATE INDEX operations_unfinished ON operations(state) WHERE state = 'pending';"},
   };
   return migrations;
 }

@@ -35,6 +35,18 @@ Statement& Statement::Bind(int index, int64_t value) {
   return *this;
 }
 
+Statement& Statement::BindNull(int index) {
+  sqlite3_bind_null(stmt_, index);
+  return *this;
+}
+
+Status Statement::Run(sqlite3* db) {
+  int rc = Step();
+  Reset();
+  if (rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::Ok();
+  return Internal(std::string("state database: ") + sqlite3_errmsg(db));
+}
+
 int Statement::Step() {
   return stmt_ == nullptr ? SQLITE_MISUSE : sqlite3_step(stmt_);
 }

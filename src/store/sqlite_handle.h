@@ -25,6 +25,9 @@ class Statement {
   bool valid() const { return stmt_ != nullptr; }
   Statement& Bind(int index, std::string_view text);
   Statement& Bind(int index, int64_t value);
+  Statement& BindNull(int index);
+  // Steps a statement that returns no rows to its end and resets it: OK or the SQLite error.
+  Status Run(sqlite3* db);
   // SQLITE_ROW, SQLITE_DONE or an error code.
   int Step();
   void Reset();

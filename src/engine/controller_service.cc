@@ -1,0 +1,319 @@
+#include "engine/controller_service.h"
+
+#include <memory>
+
+#include "config/validation.h"
+#include "engine/csi_context_keys.h"
+#include "engine/disk_naming.h"
+#include "engine/volume_request.h"
+
+namespace oxide::engine {
+namespace {
+
+using backend::Disk;
+template <typename T>
+using SharedReply = std::shared_ptr<rpc::Reply<T>>;
+
+template <typename T>
+SharedReply<T> Share(rpc::Reply<T> reply) {
+  return std::make_shared<rpc::Reply<T>>(std::move(reply));
+}
+
+constexpr const char* kPageTokenPrefix = "ox1.";
+constexpr uint32_t kMaxPage = 1000;
+
+Status MissingField(const char* field) {
+  return InvalidArgument(std::string(field) + " is required");
+}
+
+}  // namespace
+
+ControllerService::ControllerService(const Settings& settings, backend::OxideClient* oxide,
+                                     VolumeEngine* engine)
+    : zone_(settings.topology_zone),
+      default_size_(static_cast<uint64_t>(settings.default_volume_size_gib) * kGiB),
+      oxide_(oxide),
+      engine_(engine) {}
+
+void ControllerService::FillVolume(const Disk& disk, csi::v1::Volume* volume) const {
+  volume->set_volume_id(disk.id);
+  volume->set_capacity_bytes(static_cast<int64_t>(disk.size));
+  (*volume->mutable_volume_context())[kDiskNameKey] = disk.name;
+  (*volume->add_accessible_topology()->mutable_segments())[kTopologyKey] = zone_;
+}
+
+// ---- CreateVolume ---------------------------------------------------------------------------
+
+void ControllerService::CreateVolume(const rpc::CallInfo&,
+                                     const csi::v1::CreateVolumeRequest& request,
+                                     rpc::Reply<csi::v1::CreateVolumeResponse> reply) {
+  if (request.name().empty()) return reply.Fail(MissingField("name"));
+  if (request.name().size() > kMaxCoNameBytes) {
+    return reply.Fail(
+        InvalidArgument("name is longer than " + std::to_string(kMaxCoNameBytes) + " bytes"));
+  }
+  Status caps = CheckCapabilities(request.volume_capabilities());
+  if (!caps.ok()) return reply.Fail(caps);
+  if (request.has_volume_content_source()) {
+    return reply.Fail(InvalidArgument(
+        "volume_content_source: creating a volume from a snapshot or another volume is not "
+        "supported yet"));
+  }
+  StatusOr<VolumeParameters> params = ParseParameters(request.parameters());
+  if (!params.ok()) return reply.Fail(params.status());
+  StatusOr<uint64_t> size =
+      ChooseDiskSize(request.capacity_range(), default_size_, request.has_capacity_range());
+  if (!size.ok()) return reply.Fail(size.status());
+  if (request.has_accessibility_requirements()) {
+    const auto& requisite = request.accessibility_requirements().requisite();
+    bool reachable = requisite.empty();
+    for (const auto& topology : requisite)
+      reachable = reachable || TopologyMatches(topology, zone_);
+    if (!reachable) {
+      return reply.Fail(Status(StatusCode::kResourceExhausted,
+                               "accessibility_requirements: no requisite topology includes this "
+                               "plugin's zone (" +
+                                   std::string(kTopologyKey) + "=" + zone_ + ")"));
+    }
+  }
+  CreateSpec spec{
+      .co_name = request.name(),
+      .disk_name = DiskNameFor(request.name()),
+      .description = DescriptionFor(request.name(), params->pvc_namespace, params->pvc_name),
+      .size = *size,
+      .required = static_cast<uint64_t>(request.capacity_range().required_bytes()),
+      .limit = static_cast<uint64_t>(request.capacity_range().limit_bytes()),
+      .block_size = params->block_size,
+      .block_size_requested = params->block_size_given};
+  auto shared = Share(std::move(reply));
+  engine_->Create(spec, RequestFingerprint(request), [this, shared](const OperationResult& result) {
+    if (!result.ok()) return shared->Fail(result.status());
+    csi::v1::CreateVolumeResponse response;
+    FillVolume(*result, response.mutable_volume());
+    shared->Ok(std::move(response));
+  });
+}
+
+// ---- DeleteVolume ---------------------------------------------------------------------------
+
+void ControllerService::DeleteVolume(const rpc::CallInfo&,
+                                     const csi::v1::DeleteVolumeRequest& request,
+                                     rpc::Reply<csi::v1::DeleteVolumeResponse> reply) {
+  if (request.volume_id().empty()) return reply.Fail(MissingField("volume_id"));
+  // Only Oxide disk ids are volume ids: anything else cannot exist, so it is already deleted.
+  if (!IsUuid(request.volume_id())) return reply.Ok({});
+  auto shared = Share(std::move(reply));
+  engine_->Delete(request.volume_id(), [shared](const OperationResult& result) {
+    if (!result.ok()) return shared->Fail(result.status());
+    shared->Ok({});
+  });
+}
+
+// ---- ControllerPublishVolume ----------------------------------------------------------------
+
+void ControllerService::ControllerPublishVolume(
+    const rpc::CallInfo&, const csi::v1::ControllerPublishVolumeRequest& request,
+    rpc::Reply<csi::v1::ControllerPublishVolumeResponse> reply) {
+  if (request.volume_id().empty()) return reply.Fail(MissingField("volume_id"));
+  if (request.node_id().empty()) return reply.Fail(MissingField("node_id"));
+  if (!request.has_volume_capability()) return reply.Fail(MissingField("volume_capability"));
+  Status cap = CheckCapability(request.volume_capability());
+  if (!cap.ok()) return reply.Fail(cap);
+  if (!IsUuid(request.volume_id())) {
+    return reply.Fail(NotFound("volume " + request.volume_id() +
+                               " does not exist: volume ids are Oxide disk ids (UUIDs)"));
+  }
+  if (!IsUuid(request.node_id())) {
+    return reply.Fail(NotFound("node " + request.node_id() +
+                               " does not exist: node ids are Oxide instance ids (UUIDs)"));
+  }
+  auto shared = Share(std::move(reply));
+  engine_->Publish(request.volume_id(), request.node_id(), RequestFingerprint(request),
+                   [shared](const OperationResult& result) {
+                     if (!result.ok()) return shared->Fail(result.status());
+                     csi::v1::ControllerPublishVolumeResponse response;
+                     auto& context = *response.mutable_publish_context();
+                     context[kDiskNameKey] = result->name;
+                     context[kNvmeSerialKey] = NvmeSerialOf(result->name);
+                     shared->Ok(std::move(response));
+                   });
+}
+
+// ---- ControllerUnpublishVolume --------------------------------------------------------------
+
+void ControllerService::ControllerUnpublishVolume(
+    const rpc::CallInfo&, const csi::v1::ControllerUnpublishVolumeRequest& request,
+    rpc::Reply<csi::v1::ControllerUnpublishVolumeResponse> reply) {
+  if (request.volume_id().empty()) return reply.Fail(MissingField("volume_id"));
+  // A volume or node that cannot exist is not published there.
+  if (!IsUuid(request.volume_id())) return reply.Ok({});
+  if (!request.node_id().empty() && !IsUuid(request.node_id())) return reply.Ok({});
+  auto shared = Share(std::move(reply));
+  engine_->Unpublish(request.volume_id(), request.node_id(),
+                     [shared](const OperationResult& result) {
+                       if (!result.ok()) return shared->Fail(result.status());
+                       shared->Ok({});
+                     });
+}
+
+// ---- read-only RPCs -------------------------------------------------------------------------
+
+void ControllerService::ValidateVolumeCapabilities(
+    const rpc::CallInfo&, const csi::v1::ValidateVolumeCapabilitiesRequest& request,
+    rpc::Reply<csi::v1::ValidateVolumeCapabilitiesResponse> reply) {
+  if (request.volume_id().empty()) return reply.Fail(MissingField("volume_id"));
+  if (request.volume_capabilities().empty()) return reply.Fail(MissingField("volume_capabilities"));
+  if (!IsUuid(request.volume_id())) {
+    return reply.Fail(NotFound("volume " + request.volume_id() + " does not exist"));
+  }
+  auto shared = Share(std::move(reply));
+  oxide_->GetDisk(request.volume_id(), [shared, request](StatusOr<Disk> disk) {
+    if (!disk.ok()) return shared->Fail(disk.status());
+    csi::v1::ValidateVolumeCapabilitiesResponse response;
+    Status supported = CheckCapabilities(request.volume_capabilities());
+    if (supported.ok()) supported = ParseParameters(request.parameters()).status();
+    if (!supported.ok()) {
+      response.set_message(supported.message());
+    } else {
+      auto* confirmed = response.mutable_confirmed();
+      *confirmed->mutable_volume_context() = request.volume_context();
+      *confirmed->mutable_volume_capabilities() = request.volume_capabilities();
+      *confirmed->mutable_parameters() = request.parameters();
+    }
+    shared->Ok(std::move(response));
+  });
+}
+
+void ControllerService::ControllerGetVolume(
+    const rpc::CallInfo&, const csi::v1::ControllerGetVolumeRequest& request,
+    rpc::Reply<csi::v1::ControllerGetVolumeResponse> reply) {
+  if (request.volume_id().empty()) return reply.Fail(MissingField("volume_id"));
+  if (!IsUuid(request.volume_id())) {
+    return reply.Fail(NotFound("volume " + request.volume_id() + " does not exist"));
+  }
+  auto shared = Share(std::move(reply));
+  oxide_->GetDisk(request.volume_id(), [this, shared](StatusOr<Disk> disk) {
+    if (!disk.ok()) return shared->Fail(disk.status());
+    csi::v1::ControllerGetVolumeResponse response;
+    FillVolume(*disk, response.mutable_volume());
+    auto* status = response.mutable_status();
+    if (!disk->state.instance.empty()) status->add_published_node_ids(disk->state.instance);
+    bool faulted = disk->state.state == "faulted";
+    status->mutable_volume_condition()->set_abnormal(faulted);
+    status->mutable_volume_condition()->set_message(
+        faulted ? "Oxide reports disk " + disk->name + " faulted" : "disk is " + disk->state.state);
+    shared->Ok(std::move(response));
+  });
+}
+
+void ControllerService::ListVolumes(const rpc::CallInfo&,
+                                    const csi::v1::ListVolumesRequest& request,
+                                    rpc::Reply<csi::v1::ListVolumesResponse> reply) {
+  if (request.max_entries() < 0) {
+    return reply.Fail(InvalidArgument("max_entries may not be negative"));
+  }
+  std::string token;
+  if (!request.starting_token().empty()) {
+    if (request.starting_token().rfind(kPageTokenPrefix, 0) != 0) {
+      return reply.Fail(Aborted("starting_token \"" + request.starting_token() +
+                                "\" is not a token this plugin issued; list again from the start"));
+    }
+    token = request.starting_token().substr(4);
+  }
+  ListPage(Share(std::move(reply)), std::make_shared<csi::v1::ListVolumesResponse>(),
+           static_cast<uint32_t>(request.max_entries()), token);
+}
+
+void ControllerService::ListPage(SharedReply<csi::v1::ListVolumesResponse> reply,
+                                 std::shared_ptr<csi::v1::ListVolumesResponse> response,
+                                 uint32_t wanted, std::string page_token) {
+  uint32_t remaining = wanted == 0 ? kMaxPage : wanted - response->entries_size();
+  backend::PageRequest page{.limit = std::min(remaining, kMaxPage), .page_token = page_token};
+  oxide_->ListDisks(page, [this, reply, response, wanted, page_token,
+                           limit = page.limit](StatusOr<backend::Page<Disk>> listed) {
+    if (!listed.ok()) {
+      if (!page_token.empty() && listed.status().code() == StatusCode::kInvalidArgument) {
+        return reply->Fail(Aborted("starting_token is no longer valid (" +
+                                   listed.status().message() + "); list again from the start"));
+      }
+      return reply->Fail(listed.status());
+    }
+    for (const Disk& disk : listed->items) {
+      if (!IsPluginDiskName(disk.name)) continue;
+      auto* entry = response->add_entries();
+      FillVolume(disk, entry->mutable_volume());
+      auto* status = entry->mutable_status();
+      if (!disk.state.instance.empty()) status->add_published_node_ids(disk.state.instance);
+      bool faulted = disk.state.state == "faulted";
+      status->mutable_volume_condition()->set_abnormal(faulted);
+      if (faulted)
+        status->mutable_volume_condition()->set_message("Oxide reports the disk faulted");
+    }
+    bool more = listed->items.size() >= limit && listed->next_page.has_value();
+    bool full = wanted != 0 && static_cast<uint32_t>(response->entries_size()) >= wanted;
+    if (more && !full) return ListPage(reply, response, wanted, *listed->next_page);
+    if (more) response->set_next_token(kPageTokenPrefix + *listed->next_page);
+    reply->Ok(std::move(*response));
+  });
+}
+
+void ControllerService::GetCapacity(const rpc::CallInfo&,
+                                    const csi::v1::GetCapacityRequest& request,
+                                    rpc::Reply<csi::v1::GetCapacityResponse> reply) {
+  for (const auto& capability : request.volume_capabilities()) {
+    Status checked = CheckCapability(capability);
+    if (!checked.ok()) return reply.Fail(checked);
+  }
+  StatusOr<VolumeParameters> params = ParseParameters(request.parameters());
+  if (!params.ok()) return reply.Fail(params.status());
+  if (request.has_accessible_topology() && !TopologyMatches(request.accessible_topology(), zone_)) {
+    return reply.Ok({});  // another zone: nothing available here
+  }
+  auto shared = Share(std::move(reply));
+  oxide_->GetUtilization([shared](StatusOr<backend::Utilization> utilization) {
+    if (!utilization.ok()) return shared->Fail(utilization.status());
+    uint64_t quota = utilization->capacity.storage;
+    uint64_t used = utilization->provisioned.storage;
+    uint64_t available = quota > used ? quota - used : 0;
+    csi::v1::GetCapacityResponse response;
+    response.set_available_capacity(static_cast<int64_t>(available));
+    uint64_t largest = std::min(available / kGiB * kGiB, kMaxDiskBytes);
+    if (largest >= kMinDiskBytes) {
+      response.mutable_maximum_volume_size()->set_value(static_cast<int64_t>(largest));
+    }
+    response.mutable_minimum_volume_size()->set_value(static_cast<int64_t>(kMinDiskBytes));
+    shared->Ok(std::move(response));
+  });
+}
+
+void ControllerService::ControllerGetCapabilities(
+    const rpc::CallInfo&, const csi::v1::ControllerGetCapabilitiesRequest&,
+    rpc::Reply<csi::v1::ControllerGetCapabilitiesResponse> reply) {
+  using Rpc = csi::v1::ControllerServiceCapability::RPC;
+  csi::v1::ControllerGetCapabilitiesResponse response;
+  for (auto type : {Rpc::CREATE_DELETE_VOLUME, Rpc::PUBLISH_UNPUBLISH_VOLUME, Rpc::LIST_VOLUMES,
+                    Rpc::LIST_VOLUMES_PUBLISHED_NODES, Rpc::GET_VOLUME, Rpc::VOLUME_CONDITION,
+                    Rpc::GET_CAPACITY, Rpc::SINGLE_NODE_MULTI_WRITER}) {
+    response.add_capabilities()->mutable_rpc()->set_type(type);
+  }
+  reply.Ok(std::move(response));
+}
+
+void ControllerService::Register(rpc::CsiHandlers& handlers) {
+#define OXIDE_INSTALL(name)                                       \
+  handlers.name = [this](auto& info, auto& request, auto reply) { \
+    name(info, request, std::move(reply));                        \
+  };
+  OXIDE_INSTALL(CreateVolume)
+  OXIDE_INSTALL(DeleteVolume)
+  OXIDE_INSTALL(ControllerPublishVolume)
+  OXIDE_INSTALL(ControllerUnpublishVolume)
+  OXIDE_INSTALL(ValidateVolumeCapabilities)
+  OXIDE_INSTALL(ListVolumes)
+  OXIDE_INSTALL(GetCapacity)
+  OXIDE_INSTALL(ControllerGetCapabilities)
+  OXIDE_INSTALL(ControllerGetVolume)
+#undef OXIDE_INSTALL
+}
+
+}  // namespace oxide::engine

@@ -1,0 +1,40 @@
+#include "engine/oxide_credentials_check.h"
+
+#include "util/log.h"
+
+namespace oxide::engine {
+
+OxideCredentialsCheck::OxideCredentialsCheck(uv_loop_t* loop, backend::OxideClient* oxide,
+                                             std::chrono::milliseconds period)
+    : oxide_(oxide), period_(period), delayed_(loop) {}
+
+OxideCredentialsCheck::~OxideCredentialsCheck() {
+  *alive_ = false;
+}
+
+void OxideCredentialsCheck::Start() {
+  Check();
+}
+
+void OxideCredentialsCheck::Check() {
+  oxide_->GetCurrentUser([this, alive = alive_](StatusOr<backend::CurrentUser> user) {
+    if (!*alive) return;
+    StatusCode code = user.status().code();
+    if (user.ok()) {
+      if (!health_.ok() || warned_unreachable_) log::Info("Oxide accepts the API token again");
+      health_ = Status::Ok();
+      warned_unreachable_ = false;
+    } else if (code == StatusCode::kUnauthenticated || code == StatusCode::kPermissionDenied) {
+      if (health_.ok())
+        log::Error("Oxide rejects the API token", {{"error", user.status().message()}});
+      health_ = FailedPrecondition("Oxide rejects the API token: " + user.status().message());
+    } else if (!warned_unreachable_) {
+      log::Warn("cannot reach the Oxide API to check the token",
+                {{"error", user.status().message()}});
+      warned_unreachable_ = true;
+    }
+    delayed_.RunAfter(period_, [this] { Check(); });
+  });
+}
+
+}  // namespace oxide::engine

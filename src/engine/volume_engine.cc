@@ -1,0 +1,553 @@
+#include "engine/volume_engine.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "engine/disk_naming.h"
+#include "engine/volume_state.h"
+#include "util/log.h"
+
+namespace oxide::engine {
+namespace {
+
+using backend::Disk;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr const char* kDone = "done";
+constexpr const char* kFailed = "failed";
+constexpr const char* kRolledBack = "rolled_back";
+
+bool IsAttachedTo(const Disk& disk, const std::string& node) {
+  return (disk.state.state == "attached" || disk.state.state == "attaching") &&
+         disk.state.instance == node;
+}
+
+bool IsAttached(const Disk& disk) {
+  return disk.state.state == "attached" || disk.state.state == "attaching" ||
+         disk.state.state == "detaching";
+}
+
+// A POST whose outcome is unknown: Oxide may or may not have acted on it.
+bool OutcomeUnknown(const Status& status) {
+  return status.code() == StatusCode::kUnavailable ||
+         status.code() == StatusCode::kDeadlineExceeded || status.code() == StatusCode::kUnknown ||
+         status.code() == StatusCode::kInternal;
+}
+
+std::string Outcome(const Status& status) {
+  return status.ok() ? "OK" : std::string(StatusCodeName(status.code())) + ": " + status.message();
+}
+
+std::string GiB(uint64_t bytes) {
+  constexpr uint64_t kGiB = 1ull << 30;
+  if (bytes % kGiB == 0) return std::to_string(bytes / kGiB) + " GiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+store::VolumeRow RowFromDisk(const Disk& disk, const std::string& co_name) {
+  store::VolumeRow row{.disk_name = disk.name,
+                       .volume_id = disk.id,
+                       .co_name = co_name,
+                       .size = disk.size,
+                       .block_size = disk.block_size,
+                       .state = VolumeStateName(VolumeState::kCreated),
+                       .node_id = ""};
+  if (row.co_name.empty()) row.co_name = CoNameFromDescription(disk.description).value_or("");
+  if (disk.state.state == "attached" || disk.state.state == "attaching") {
+    row.state = VolumeStateName(VolumeState::kNodeReady);
+    row.node_id = disk.state.instance;
+  }
+  return row;
+}
+
+struct VolumeEngine::Job {
+  std::string key;
+  std::string kind;
+  int64_t op_id = 0;
+  std::optional<store::VolumeRow> before;
+  std::string row_key;  // disk name of the row this job may have written; removed on a revert
+  Clock::time_point give_up;
+};
+
+VolumeEngine::VolumeEngine(uv_loop_t* loop, backend::OxideClient* oxide, store::VolumeStore* store,
+                           store::GroupCommit* commit, EngineOptions options)
+    : loop_(loop),
+      oxide_(oxide),
+      store_(store),
+      commit_(commit),
+      options_(options),
+      delayed_(loop) {}
+
+VolumeEngine::~VolumeEngine() {
+  *alive_ = false;
+}
+
+VolumeEngine::JobPtr VolumeEngine::StartJob(const std::string& key, const std::string& kind,
+                                            const std::string& args,
+                                            std::optional<store::VolumeRow> before) {
+  auto job = std::make_shared<Job>();
+  job->key = key;
+  job->kind = kind;
+  job->before = std::move(before);
+  job->give_up = Clock::now() + options_.operation_limit;
+  StatusOr<int64_t> op = store_->BeginOperation(kind, key, args);
+  if (!op.ok()) {
+    tracker_.Finish(key, op.status());
+    return nullptr;
+  }
+  job->op_id = *op;
+  return job;
+}
+
+void VolumeEngine::AfterCommit(const JobPtr& job, std::function<void()> next) {
+  commit_->WhenDurable([this, alive = alive_, job, next = std::move(next)](Status committed) {
+    if (!*alive) return;
+    if (!committed.ok()) {
+      tracker_.Finish(job->key, committed);
+      return;
+    }
+    next();
+  });
+}
+
+void VolumeEngine::Complete(const JobPtr& job, const OperationResult& result,
+                            const char* journal_state, const std::optional<store::VolumeRow>& row) {
+  std::string remove = job->before ? job->before->disk_name : job->row_key;
+  Status written = row ? store_->Put(*row) : remove.empty() ? Status::Ok() : store_->Remove(remove);
+  if (written.ok()) {
+    written = store_->FinishOperation(job->op_id, journal_state, Outcome(result.status()));
+  }
+  if (!written.ok()) {
+    tracker_.Finish(job->key, written);
+    return;
+  }
+  commit_->WhenDurable([this, alive = alive_, job, result](Status committed) {
+    if (!*alive) return;
+    tracker_.Finish(job->key, committed.ok() ? result : OperationResult(committed));
+  });
+}
+
+void VolumeEngine::Revert(const JobPtr& job, const Status& error) {
+  // Back to the stable state the operation started from; a row that was itself transitional (a
+  // create that never finished) is dropped: the next call starts over from what Oxide has.
+  std::optional<store::VolumeRow> restore = job->before;
+  if (restore && !IsStable(VolumeStateFromName(restore->state).value_or(VolumeState::kCreating))) {
+    job->row_key = restore->disk_name;
+    job->before.reset();
+    restore.reset();
+  }
+  Complete(job, error, kFailed, restore);
+}
+
+// ---- CreateVolume ---------------------------------------------------------------------------
+
+void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint,
+                          OperationWaiter done) {
+  if (tracker_.Admit(spec.disk_name, "CreateVolume", fingerprint, std::move(done)) !=
+      OperationTracker::Admission::kStart) {
+    return;
+  }
+  std::optional<store::VolumeRow> before = store_->FindByDiskName(spec.disk_name);
+  json args = {{"co_name", spec.co_name}, {"size", spec.size}, {"block_size", spec.block_size}};
+  JobPtr job = StartJob(spec.disk_name, "create", args.dump(), before);
+  if (!job) return;
+  job->row_key = spec.disk_name;
+  if (!before) {
+    Status put = store_->Put({.disk_name = spec.disk_name,
+                              .volume_id = "",
+                              .co_name = spec.co_name,
+                              .size = spec.size,
+                              .block_size = spec.block_size,
+                              .state = VolumeStateName(VolumeState::kCreating),
+                              .node_id = ""});
+    if (!put.ok()) return Revert(job, put);
+  }
+  AfterCommit(job, [this, job, spec] { SendCreate(job, spec); });
+}
+
+void VolumeEngine::SendCreate(const JobPtr& job, const CreateSpec& spec) {
+  backend::DiskCreate request{.name = spec.disk_name,
+                              .description = spec.description,
+                              .size = spec.size,
+                              .block_size = spec.block_size,
+                              .snapshot_id = ""};
+  oxide_->CreateDisk(request, [this, alive = alive_, job, spec](StatusOr<Disk> created) {
+    if (!*alive) return;
+    if (created.ok()) tracker_.Alias(job->key, created->id);
+    Status status = created.status();
+    // Created, already there, or unknown: the disk itself says what happened.
+    if (status.ok() || status.code() == StatusCode::kAlreadyExists || OutcomeUnknown(status)) {
+      return ConfirmCreate(job, spec, status);
+    }
+    Revert(job, status);
+  });
+}
+
+void VolumeEngine::ConfirmCreate(const JobPtr& job, const CreateSpec& spec,
+                                 const Status& create_error) {
+  auto settled = [](const Disk& disk) {
+    return disk.state.state != "creating" && disk.state.state != "maintenance";
+  };
+  PollDisk(
+      spec.disk_name, job->give_up, options_.poll_first, settled,
+      [this, job, spec, create_error](StatusOr<Disk> found) {
+        if (!found.ok()) {
+          bool never_made = found.status().code() == StatusCode::kNotFound;
+          Status error = never_made && !create_error.ok() ? create_error : found.status();
+          if (never_made && create_error.ok()) {
+            error = Unavailable("Oxide created disk " + spec.disk_name +
+                                " but it was gone right after; retry");
+          }
+          return Revert(job, error);
+        }
+        const Disk& disk = *found;
+        tracker_.Alias(job->key, disk.id);
+        std::optional<std::string> owner = CoNameFromDescription(disk.description);
+        store::VolumeRow row = RowFromDisk(disk, spec.co_name);
+        if (owner != spec.co_name) {
+          // Not ours (or a 64-bit hash collision): never hand out another volume's disk.
+          Status clash = AlreadyExists("Oxide disk " + disk.name +
+                                       " already exists and does not belong to CSI volume " +
+                                       json(spec.co_name).dump() +
+                                       (owner ? " (it belongs to " + json(*owner).dump() + ")"
+                                              : " (it was not made by this plugin)"));
+          return Complete(job, clash, kFailed, job->before);
+        }
+        if (disk.state.state == "faulted") {
+          return Complete(job,
+                          FailedPrecondition("Oxide reports disk " + disk.name +
+                                             " faulted; delete the volume and create it again"),
+                          kFailed, row);
+        }
+        std::string mismatch;
+        if (spec.required > 0 && disk.size < spec.required) {
+          mismatch = "its size " + GiB(disk.size) + " is below the required " + GiB(spec.required);
+        } else if (spec.limit > 0 && disk.size > spec.limit) {
+          mismatch = "its size " + GiB(disk.size) + " is above the limit " + GiB(spec.limit);
+        } else if (spec.block_size_requested && disk.block_size != spec.block_size) {
+          mismatch = "its block size is " + std::to_string(disk.block_size) + ", not " +
+                     std::to_string(spec.block_size);
+        }
+        if (!mismatch.empty()) {
+          return Complete(job,
+                          AlreadyExists("CSI volume " + json(spec.co_name).dump() +
+                                        " already exists as Oxide disk " + disk.name +
+                                        " and does not match this request: " + mismatch),
+                          kFailed, row);
+        }
+        Complete(job, disk, kDone, row);
+      });
+}
+
+// ---- DeleteVolume ---------------------------------------------------------------------------
+
+void VolumeEngine::Delete(const std::string& volume_id, OperationWaiter done) {
+  if (tracker_.Admit(volume_id, "DeleteVolume", "", std::move(done)) !=
+      OperationTracker::Admission::kStart) {
+    return;
+  }
+  std::optional<store::VolumeRow> before = store_->FindByVolumeId(volume_id);
+  JobPtr job = StartJob(volume_id, "delete", json::object().dump(), before);
+  if (!job) return;
+  if (before) {
+    // A row left in a transitional state (a failed commit) gives way: Oxide decides.
+    VolumeState from = VolumeStateFromName(before->state).value_or(VolumeState::kCreated);
+    StatusOr<VolumeState> next =
+        NextState(IsStable(from) ? from : VolumeState::kCreated, VolumeEvent::kDeleteRequested);
+    if (!next.ok()) return Revert(job, next.status());
+    store::VolumeRow row = *before;
+    row.state = VolumeStateName(*next);
+    Status put = store_->Put(row);
+    if (!put.ok()) return Revert(job, put);
+  }
+  AfterCommit(job, [this, job, volume_id] { ContinueDelete(job, volume_id); });
+}
+
+void VolumeEngine::ContinueDelete(const JobPtr& job, const std::string& volume_id) {
+  oxide_->DeleteDisk(volume_id, [this, alive = alive_, job](Status deleted) {
+    if (!*alive) return;
+    if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
+      return Complete(job, Disk{}, kDone, std::nullopt);
+    }
+    Revert(job, deleted);
+  });
+}
+
+// ---- ControllerPublishVolume ----------------------------------------------------------------
+
+void VolumeEngine::Publish(const std::string& volume_id, const std::string& node_id,
+                           const std::string& fingerprint, OperationWaiter done) {
+  if (tracker_.Admit(volume_id, "ControllerPublishVolume", fingerprint, std::move(done)) !=
+      OperationTracker::Admission::kStart) {
+    return;
+  }
+  std::optional<store::VolumeRow> row = store_->FindByVolumeId(volume_id);
+  VolumeState state = row ? VolumeStateFromName(row->state).value_or(VolumeState::kCreating)
+                          : VolumeState::kCreating;
+  if (row && IsStable(state)) {
+    return ContinuePublish(StartJob(volume_id, "publish", json{{"node", node_id}}.dump(), row),
+                           volume_id, node_id, *row);
+  }
+  Observe(volume_id, [this, volume_id, node_id](StatusOr<Disk> disk,
+                                                std::optional<store::VolumeRow> observed) {
+    if (!disk.ok()) return tracker_.Finish(volume_id, disk.status());
+    ContinuePublish(StartJob(volume_id, "publish", json{{"node", node_id}}.dump(), observed),
+                    volume_id, node_id, *observed);
+  });
+}
+
+void VolumeEngine::ContinuePublish(const JobPtr& job, const std::string& volume_id,
+                                   const std::string& node_id, store::VolumeRow row) {
+  if (!job) return;
+  StatusOr<VolumeState> next =
+      NextState(*VolumeStateFromName(row.state), VolumeEvent::kPublishRequested);
+  if (!next.ok()) return Revert(job, next.status());
+  row.state = VolumeStateName(*next);
+  row.node_id = node_id;
+  Status put = store_->Put(row);
+  if (!put.ok()) return Revert(job, put);
+  AfterCommit(job, [this, job, volume_id, node_id, row] {
+    oxide_->AttachDisk(
+        node_id, volume_id,
+        [this, alive = alive_, job, volume_id, node_id](StatusOr<Disk> attached) {
+          if (!*alive) return;
+          if (!attached.ok()) return Revert(job, attached.status());
+          auto done = [this, job, node_id](StatusOr<Disk> disk) {
+            if (!disk.ok()) return Revert(job, disk.status());
+            if (!IsAttachedTo(*disk, node_id)) {
+              return Revert(job, Unavailable("Oxide accepted the attach of disk " + disk->name +
+                                             " to instance " + node_id + " but reports it " +
+                                             disk->state.state + "; retry"));
+            }
+            Complete(job, *disk, kDone, RowFromDisk(*disk, job->before->co_name));
+          };
+          if (attached->state.state == "attached") return done(*attached);
+          PollDisk(
+              volume_id, job->give_up, options_.poll_first,
+              [](const Disk& d) { return d.state.state != "attaching"; }, done);
+        });
+  });
+}
+
+// ---- ControllerUnpublishVolume --------------------------------------------------------------
+
+void VolumeEngine::Unpublish(const std::string& volume_id, const std::string& node_id,
+                             OperationWaiter done) {
+  if (tracker_.Admit(volume_id, "ControllerUnpublishVolume", node_id, std::move(done)) !=
+      OperationTracker::Admission::kStart) {
+    return;
+  }
+  std::optional<store::VolumeRow> row = store_->FindByVolumeId(volume_id);
+  bool stable = row && IsStable(VolumeStateFromName(row->state).value_or(VolumeState::kCreating));
+  if (stable && !node_id.empty()) {
+    return ContinueUnpublish(StartJob(volume_id, "unpublish", json{{"node", node_id}}.dump(), row),
+                             volume_id, node_id, row, nullptr);
+  }
+  // Which instance holds the disk, or whether it exists at all, is Oxide's to say.
+  Observe(volume_id, [this, volume_id, node_id](StatusOr<Disk> disk,
+                                                std::optional<store::VolumeRow> observed) {
+    if (!disk.ok()) {
+      // A volume that does not exist is not published anywhere.
+      if (disk.status().code() == StatusCode::kNotFound) return tracker_.Finish(volume_id, Disk{});
+      return tracker_.Finish(volume_id, disk.status());
+    }
+    std::string holder = node_id.empty() ? disk->state.instance : node_id;
+    if (!IsAttached(*disk) || disk->state.instance != holder) {
+      return tracker_.Finish(volume_id, *disk);  // not attached to that node: nothing to do
+    }
+    ContinueUnpublish(StartJob(volume_id, "unpublish", json{{"node", holder}}.dump(), observed),
+                      volume_id, holder, observed, &*disk);
+  });
+}
+
+void VolumeEngine::ContinueUnpublish(const JobPtr& job, const std::string& volume_id,
+                                     std::string node_id,
+                                     const std::optional<store::VolumeRow>& row, const Disk*) {
+  if (!job) return;
+  if (row) {
+    StatusOr<VolumeState> next =
+        NextState(*VolumeStateFromName(row->state), VolumeEvent::kUnpublishRequested);
+    if (!next.ok()) return Revert(job, next.status());
+    store::VolumeRow updated = *row;
+    updated.state = VolumeStateName(*next);
+    Status put = store_->Put(updated);
+    if (!put.ok()) return Revert(job, put);
+  }
+  AfterCommit(job, [this, job, volume_id, node_id] {
+    oxide_->DetachDisk(
+        node_id, volume_id,
+        [this, alive = alive_, job, volume_id, node_id](StatusOr<Disk> detached) {
+          if (!*alive) return;
+          std::string co_name = job->before ? job->before->co_name : "";
+          if (detached.ok() && detached->state.state == "detached") {
+            return Complete(job, *detached, kDone, RowFromDisk(*detached, co_name));
+          }
+          Status error = detached.status();
+          bool elsewhere =
+              error.code() == StatusCode::kFailedPrecondition &&
+              error.message().find("attached to another instance") != std::string::npos;
+          if (!detached.ok() && error.code() != StatusCode::kNotFound && !elsewhere) {
+            return Revert(job, error);
+          }
+          // Gone, on another instance, or still detaching: look at the disk once more.
+          PollDisk(
+              volume_id, job->give_up, options_.poll_first,
+              [](const Disk& d) { return d.state.state != "detaching"; },
+              [this, job, node_id, co_name](StatusOr<Disk> disk) {
+                if (!disk.ok() && disk.status().code() == StatusCode::kNotFound) {
+                  return Complete(job, Disk{}, kDone, std::nullopt);
+                }
+                if (!disk.ok()) return Revert(job, disk.status());
+                if (IsAttachedTo(*disk, node_id)) {
+                  return Revert(job, Unavailable("disk " + disk->name + " is still attached to " +
+                                                 node_id + "; retry"));
+                }
+                Complete(job, *disk, kDone, RowFromDisk(*disk, co_name));
+              });
+        });
+  });
+}
+
+// ---- shared steps ---------------------------------------------------------------------------
+
+void VolumeEngine::PollDisk(const std::string& disk, Clock::time_point give_up,
+                            std::chrono::milliseconds delay,
+                            std::function<bool(const Disk&)> settled, backend::Done<Disk> done) {
+  oxide_->GetDisk(disk, [this, alive = alive_, disk, give_up, delay, settled = std::move(settled),
+                         done = std::move(done)](StatusOr<Disk> found) mutable {
+    if (!*alive) return;
+    if (!found.ok() || settled(*found)) return done(std::move(found));
+    if (Clock::now() >= give_up) {
+      return done(
+          Status(StatusCode::kDeadlineExceeded,
+                 "Oxide still reports disk " + found->name + " " + found->state.state + " after " +
+                     std::to_string(
+                         std::chrono::duration_cast<std::chrono::seconds>(options_.operation_limit)
+                             .count()) +
+                     " s"));
+    }
+    auto next_delay = std::min(delay * 2, options_.poll_max);
+    delayed_.RunAfter(delay, [this, disk, give_up, next_delay, settled = std::move(settled),
+                              done = std::move(done)]() mutable {
+      PollDisk(disk, give_up, next_delay, std::move(settled), std::move(done));
+    });
+  });
+}
+
+void VolumeEngine::Observe(
+    const std::string& volume_id,
+    std::function<void(StatusOr<Disk>, std::optional<store::VolumeRow>)> then) {
+  oxide_->GetDisk(
+      volume_id, [this, alive = alive_, volume_id, then = std::move(then)](StatusOr<Disk> disk) {
+        if (!*alive) return;
+        std::optional<store::VolumeRow> known = store_->FindByVolumeId(volume_id);
+        if (!disk.ok()) {
+          if (disk.status().code() == StatusCode::kNotFound) {
+            if (known) (void)store_->Remove(known->disk_name);
+            return then(
+                NotFound("volume " + volume_id + " does not exist: Oxide has no disk with this id"),
+                std::nullopt);
+          }
+          return then(disk.status(), std::nullopt);
+        }
+        store::VolumeRow row = RowFromDisk(*disk, known ? known->co_name : "");
+        Status put = store_->Put(row);
+        if (!put.ok()) return then(put, std::nullopt);
+        then(std::move(disk), row);
+      });
+}
+
+// ---- recovery -------------------------------------------------------------------------------
+
+size_t VolumeEngine::RecoverUnfinished() {
+  StatusOr<int64_t> pruned = store_->PruneFinished(int64_t{7} * 24 * 3600 * 1000);
+  if (pruned.ok() && *pruned > 0) {
+    log::Info("forgot old finished journal entries", {{"count", std::to_string(*pruned)}});
+  }
+  std::vector<store::OperationRow> entries = store_->UnfinishedOperations();
+  for (const store::OperationRow& entry : entries) {
+    if (tracker_.Busy(entry.volume)) {
+      // An older entry for the same volume: the newer one decides.
+      (void)store_->FinishOperation(entry.id, kRolledBack, "superseded by a later operation");
+      continue;
+    }
+    tracker_.Admit(entry.volume, "recovery of " + entry.kind, "", [](const OperationResult&) {});
+  }
+  for (const store::OperationRow& entry : entries) {
+    if (auto current = store_->FindOperation(entry.id); current && current->state == "pending") {
+      Recover(entry, std::chrono::seconds(1));
+    }
+  }
+  if (!entries.empty()) {
+    log::Info("reconciling unfinished operations with Oxide",
+              {{"count", std::to_string(entries.size())}});
+  }
+  return entries.size();
+}
+
+void VolumeEngine::Recover(const store::OperationRow& entry,
+                           std::chrono::milliseconds retry_delay) {
+  const std::string& key = entry.volume;
+  std::string co_name = json::parse(entry.args, nullptr, false).value("co_name", "");
+  std::string node = json::parse(entry.args, nullptr, false).value("node", "");
+  std::optional<store::VolumeRow> before =
+      entry.kind == "create" ? store_->FindByDiskName(key) : store_->FindByVolumeId(key);
+  if (co_name.empty() && before) co_name = before->co_name;
+
+  oxide_->GetDisk(key, [this, alive = alive_, entry, retry_delay, key, co_name, node,
+                        before](StatusOr<Disk> disk) {
+    if (!*alive) return;
+    if (!disk.ok() && disk.status().code() != StatusCode::kNotFound) {
+      log::Warn(
+          "cannot reconcile an unfinished operation yet; will retry",
+          {{"volume_id", key}, {"operation", entry.kind}, {"error", disk.status().message()}});
+      auto next = std::min(retry_delay * 2, options_.recovery_retry_max);
+      delayed_.RunAfter(retry_delay, [this, entry, next] { Recover(entry, next); });
+      return;
+    }
+    if (disk.ok() && entry.kind == "create" &&
+        (disk->state.state == "creating" || disk->state.state == "maintenance")) {
+      delayed_.RunAfter(retry_delay, [this, entry] { Recover(entry, std::chrono::seconds(1)); });
+      return;
+    }
+    if (!disk.ok()) {
+      // The disk does not exist: a create never happened, a delete did.
+      const char* state = entry.kind == "delete" || entry.kind == "unpublish" ? kDone
+                          : entry.kind == "create"                            ? kRolledBack
+                                                                              : kFailed;
+      if (before) (void)store_->Remove(before->disk_name);
+      return FinishRecovery(entry, state, std::nullopt, key);
+    }
+    store::VolumeRow row = RowFromDisk(*disk, co_name);
+    const char* state = kRolledBack;
+    if (entry.kind == "create") state = kDone;
+    if (entry.kind == "publish" && IsAttachedTo(*disk, node)) state = kDone;
+    if (entry.kind == "unpublish" && !IsAttachedTo(*disk, node)) state = kDone;
+    if (before && before->disk_name != row.disk_name) (void)store_->Remove(before->disk_name);
+    FinishRecovery(entry, state, row, key);
+  });
+}
+
+void VolumeEngine::FinishRecovery(const store::OperationRow& entry, const char* journal_state,
+                                  const std::optional<store::VolumeRow>& row,
+                                  const std::string& key) {
+  Status written = row ? store_->Put(*row) : Status::Ok();
+  if (written.ok()) {
+    written = store_->FinishOperation(entry.id, journal_state, "reconciled with Oxide at start");
+  }
+  log::Info("reconciled an unfinished operation",
+            {{"volume_id", key},
+             {"operation", entry.kind},
+             {"outcome", journal_state},
+             {"state", row ? row->state : "deleted"},
+             {"error", written.ok() ? "" : written.message()}});
+  commit_->WhenDurable([this, alive = alive_, key](Status) {
+    if (*alive) tracker_.Finish(key, Disk{});
+  });
+}
+
+}  // namespace oxide::engine

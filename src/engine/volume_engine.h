@@ -1,0 +1,109 @@
+// The controller's volume operations: create, delete, publish (attach) and unpublish (detach) an
+// Oxide disk, each journaled before Oxide is asked and closed after Oxide confirms, with the
+// per-volume state machine recorded in the store. Calls for a volume that is busy join or are
+// refused (OperationTracker); operations run to the end even when their RPC has given up. At
+// start, RecoverUnfinished() reconciles every open journal entry with Oxide. Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "backend/oxide_client.h"
+#include "engine/operation_tracker.h"
+#include "loop/delayed_tasks.h"
+#include "store/group_commit.h"
+#include "store/volume_store.h"
+
+namespace oxide::engine {
+
+struct CreateSpec {
+  std::string co_name, disk_name, description;
+  uint64_t size = 0;                  // what a new disk gets
+  uint64_t required = 0;              // an existing disk must be at least this big (0: any) ...
+  uint64_t limit = 0;                 // ... and at most this big (0: any)
+  uint64_t block_size = 0;            // for a new disk
+  bool block_size_requested = false;  // an existing disk must then have this block size
+};
+
+struct EngineOptions {
+  std::chrono::milliseconds poll_first{100};
+  std::chrono::milliseconds poll_max{2000};
+  // An operation that Oxide has not finished after this long fails with DEADLINE_EXCEEDED.
+  std::chrono::milliseconds operation_limit{std::chrono::minutes(10)};
+  std::chrono::milliseconds recovery_retry_max{std::chrono::seconds(30)};
+};
+
+class VolumeEngine {
+ public:
+  VolumeEngine(uv_loop_t* loop, backend::OxideClient* oxide, store::VolumeStore* store,
+               store::GroupCommit* commit, EngineOptions options = {});
+  ~VolumeEngine();
+  VolumeEngine(const VolumeEngine&) = delete;
+  VolumeEngine& operator=(const VolumeEngine&) = delete;
+
+  // `fingerprint` identifies the call's arguments: an identical retry joins, another is ABORTED.
+  // Each waiter gets the disk as Oxide reported it at the end, or the error.
+  void Create(const CreateSpec& spec, const std::string& fingerprint, OperationWaiter done);
+  void Delete(const std::string& volume_id, OperationWaiter done);
+  void Publish(const std::string& volume_id, const std::string& node_id,
+               const std::string& fingerprint, OperationWaiter done);
+  // An empty node_id detaches the disk from whatever instance holds it.
+  void Unpublish(const std::string& volume_id, const std::string& node_id, OperationWaiter done);
+
+  // Starts reconciling every unfinished journal entry; each volume stays busy (ABORTED for the
+  // CO) until its entry is closed. Returns how many entries were found.
+  size_t RecoverUnfinished();
+
+  const OperationTracker& tracker() const { return tracker_; }
+
+ private:
+  struct Job;
+  using JobPtr = std::shared_ptr<Job>;
+
+  JobPtr StartJob(const std::string& key, const std::string& kind, const std::string& args,
+                  std::optional<store::VolumeRow> before);
+  void AfterCommit(const JobPtr& job, std::function<void()> next);
+  // Closes the journal entry, records `row` (or removes the volume when nullopt) and answers
+  // everyone waiting once that is durable.
+  void Complete(const JobPtr& job, const OperationResult& result, const char* journal_state,
+                const std::optional<store::VolumeRow>& row);
+  void Revert(const JobPtr& job, const Status& error);
+
+  void SendCreate(const JobPtr& job, const CreateSpec& spec);
+  void ConfirmCreate(const JobPtr& job, const CreateSpec& spec, const Status& create_error);
+  void ContinuePublish(const JobPtr& job, const std::string& volume_id, const std::string& node_id,
+                       store::VolumeRow row);
+  void ContinueUnpublish(const JobPtr& job, const std::string& volume_id, std::string node_id,
+                         const std::optional<store::VolumeRow>& row, const backend::Disk* seen);
+  void ContinueDelete(const JobPtr& job, const std::string& volume_id);
+
+  // GETs the disk until `settled` accepts it or the operation's time is up.
+  void PollDisk(const std::string& disk, std::chrono::steady_clock::time_point give_up,
+                std::chrono::milliseconds delay, std::function<bool(const backend::Disk&)> settled,
+                backend::Done<backend::Disk> done);
+  // Looks the volume up in Oxide and records what it sees (for volumes this replica never saw,
+  // and rows left in a transitional state).
+  void Observe(const std::string& volume_id,
+               std::function<void(StatusOr<backend::Disk>, std::optional<store::VolumeRow>)> then);
+
+  void Recover(const store::OperationRow& entry, std::chrono::milliseconds retry_delay);
+  void FinishRecovery(const store::OperationRow& entry, const char* journal_state,
+                      const std::optional<store::VolumeRow>& row, const std::string& key);
+
+  uv_loop_t* loop_;
+  backend::OxideClient* oxide_;
+  store::VolumeStore* store_;
+  store::GroupCommit* commit_;
+  EngineOptions options_;
+  OperationTracker tracker_;
+  DelayedTasks delayed_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+// The volume row that matches what Oxide reports for `disk`.
+store::VolumeRow RowFromDisk(const backend::Disk& disk, const std::string& co_name);
+
+}  // namespace oxide::engine

@@ -1,0 +1,74 @@
+#include "store/group_commit.h"
+
+#include <utility>
+
+#include "util/log.h"
+
+namespace oxide::store {
+
+GroupCommit::GroupCommit(uv_loop_t* loop, StateDb* db) : db_(db), prepare_(new uv_prepare_t) {
+  uv_prepare_init(loop, prepare_);
+  prepare_->data = this;
+}
+
+GroupCommit::~GroupCommit() {
+  Flush();
+  uv_close(reinterpret_cast<uv_handle_t*>(prepare_),
+           [](uv_handle_t* handle) { delete reinterpret_cast<uv_prepare_t*>(handle); });
+}
+
+Status GroupCommit::BeginWrite() {
+  if (!in_transaction_) {
+    Status begun = Exec(db_->handle(), "BEGIN IMMEDIATE");
+    if (!begun.ok()) return Internal("state database: cannot begin a write: " + begun.message());
+    in_transaction_ = true;
+  }
+  Arm();
+  return Status::Ok();
+}
+
+void GroupCommit::WhenDurable(std::function<void(Status)> done) {
+  waiting_.push_back(std::move(done));
+  Arm();
+}
+
+void GroupCommit::Arm() {
+  if (armed_) return;
+  armed_ = true;
+  uv_prepare_start(prepare_, &GroupCommit::OnPrepare);
+}
+
+void GroupCommit::OnPrepare(uv_prepare_t* handle) {
+  static_cast<GroupCommit*>(handle->data)->Flush();
+}
+
+void GroupCommit::Flush() {
+  // Callbacks may write again (an operation's next step); keep going until nothing is pending so
+  // the loop never sleeps on uncommitted writes.
+  while (in_transaction_ || !waiting_.empty()) {
+    Status committed = Status::Ok();
+    if (in_transaction_) {
+      in_transaction_ = false;
+      committed = Exec(db_->handle(), "COMMIT");
+      if (!committed.ok()) {
+        (void)Exec(db_->handle(), "ROLLBACK");
+        committed =
+            Unavailable("state database commit failed, nothing of this call was recorded: " +
+                        committed.message());
+        log::Error(committed.message(), {{"state_db", db_->path()}});
+      }
+      ++commits_;
+      db_->NoteCommitResult(committed);
+    }
+    std::vector<std::function<void(Status)>> ready;
+    ready.swap(waiting_);
+    for (auto& done : ready)
+      done(committed);
+  }
+  if (armed_) {
+    armed_ = false;
+    uv_prepare_stop(prepare_);
+  }
+}
+
+}  // namespace oxide::store

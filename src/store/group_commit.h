@@ -1,0 +1,48 @@
+// Group commit: every write the loop thread makes during one loop turn goes into one SQLite
+// transaction, committed (one fsync) just before the loop would wait for I/O again. Callers
+// register what must wait for durability (an RPC's answer) with WhenDurable(). Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <vector>
+
+#include "store/state_db.h"
+#include "util/status.h"
+
+namespace oxide::store {
+
+class GroupCommit {
+ public:
+  GroupCommit(uv_loop_t* loop, StateDb* db);
+  // Commits what is pending, then closes its loop handle (the loop must run once more).
+  ~GroupCommit();
+  GroupCommit(const GroupCommit&) = delete;
+  GroupCommit& operator=(const GroupCommit&) = delete;
+
+  // Opens this turn's transaction unless one is open. Call before every write.
+  Status BeginWrite();
+  // Runs `done` once everything written so far is committed (OK), or failed to commit (the
+  // writes are rolled back and `done` gets the error). Without pending writes it runs at the end
+  // of this loop turn with OK.
+  void WhenDurable(std::function<void(Status)> done);
+
+  // Commits now (tests and shutdown); the callbacks run before it returns.
+  void Flush();
+
+  uint64_t commits() const { return commits_; }
+
+ private:
+  static void OnPrepare(uv_prepare_t* handle);
+  void Arm();
+
+  StateDb* db_;
+  uv_prepare_t* prepare_;  // heap: freed by its close callback, which may run after us
+  bool in_transaction_ = false;
+  bool armed_ = false;
+  uint64_t commits_ = 0;
+  std::vector<std::function<void(Status)>> waiting_;
+};
+
+}  // namespace oxide::store
