@@ -166,6 +166,10 @@ void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint
                               .node_id = ""});
     if (!put.ok()) return Revert(job, put);
   }
+  if (before && !before->volume_id.empty()) {
+    // Made before: look it up instead of asking Oxide to make it again (NOT_FOUND: not posted).
+    return AfterCommit(job, [this, job, spec] { ConfirmCreate(job, spec, NotFound("")); });
+  }
   AfterCommit(job, [this, job, spec] { SendCreate(job, spec); });
 }
 
@@ -195,6 +199,10 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const CreateSpec& spec,
   PollDisk(
       spec.disk_name, job->give_up, options_.poll_first, settled,
       [this, job, spec, create_error](StatusOr<Disk> found) {
+        if (!found.ok() && found.status().code() == StatusCode::kNotFound &&
+            create_error.code() == StatusCode::kNotFound) {
+          return SendCreate(job, spec);  // recorded as made, but gone: make it again
+        }
         if (!found.ok()) {
           bool never_made = found.status().code() == StatusCode::kNotFound;
           Status error = never_made && !create_error.ok() ? create_error : found.status();
@@ -469,7 +477,9 @@ size_t VolumeEngine::RecoverUnfinished() {
     log::Info("forgot old finished journal entries", {{"count", std::to_string(*pruned)}});
   }
   std::vector<store::OperationRow> entries = store_->UnfinishedOperations();
-  for (const store::OperationRow& entry : entries) {
+  // Newest first: when a volume has several open entries, the newest one decides.
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    const store::OperationRow& entry = *it;
     if (tracker_.Busy(entry.volume)) {
       // An older entry for the same volume: the newer one decides.
       (void)store_->FinishOperation(entry.id, kRolledBack, "superseded by a later operation");

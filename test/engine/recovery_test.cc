@@ -1,0 +1,184 @@
+// Crash recovery: journal entries left open by a plugin that died mid-operation are reconciled
+// with Oxide at the next start, for every kind of operation and every outcome Oxide can show.
+#include <gtest/gtest.h>
+
+#include "engine/disk_naming.h"
+#include "engine_fixture.h"
+
+namespace engine_test {
+namespace {
+
+using oxide::StatusCode;
+using oxide::store::VolumeRow;
+
+VolumeRow RowFor(const Disk& disk, const std::string& state, const std::string& node = "") {
+  return {.disk_name = disk.name,
+          .volume_id = disk.id,
+          .co_name = CoNameFromDescription(disk.description).value_or(""),
+          .size = disk.size,
+          .block_size = disk.block_size,
+          .state = state,
+          .node_id = node};
+}
+
+class RecoveryTest : public EngineTest {
+ protected:
+  // Restarts and reconciles; returns the one journal entry's final state.
+  std::string Recover() {
+    Restart();
+    EXPECT_EQ(engine_->RecoverUnfinished(), 1u);
+    EXPECT_TRUE(Settle());
+    EXPECT_EQ(PendingEntries(), 0);
+    return EntryState(1);
+  }
+};
+
+TEST_F(RecoveryTest, ACreateWhoseDiskExistsIsCompleted) {
+  auto disk = Await<Disk>([&](auto done) {
+    client().CreateDisk({.name = DiskNameFor("pvc-r1"),
+                         .description = DescriptionFor("pvc-r1", "", ""),
+                         .size = kGiB,
+                         .block_size = 4096,
+                         .snapshot_id = ""},
+                        std::move(done));
+  });
+  ASSERT_TRUE(disk.ok());
+  CrashedWith("create", disk->name, R"({"co_name":"pvc-r1"})",
+              VolumeRow{.disk_name = disk->name,
+                        .volume_id = "",
+                        .co_name = "pvc-r1",
+                        .size = kGiB,
+                        .block_size = 4096,
+                        .state = "CREATING",
+                        .node_id = ""});
+  EXPECT_EQ(Recover(), "done");
+  auto row = store_->FindByDiskName(disk->name);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->state, "CREATED");
+  EXPECT_EQ(row->volume_id, disk->id);
+}
+
+TEST_F(RecoveryTest, ACreateThatNeverReachedOxideIsRolledBack) {
+  std::string name = DiskNameFor("pvc-r2");
+  CrashedWith("create", name, R"({"co_name":"pvc-r2"})",
+              VolumeRow{.disk_name = name,
+                        .volume_id = "",
+                        .co_name = "pvc-r2",
+                        .size = kGiB,
+                        .block_size = 4096,
+                        .state = "CREATING",
+                        .node_id = ""});
+  EXPECT_EQ(Recover(), "rolled_back");
+  EXPECT_FALSE(store_->FindByDiskName(name).has_value());
+  EXPECT_EQ(CountRequests("POST", "disk_create"), 0) << "recovery never creates";
+}
+
+TEST_F(RecoveryTest, ACreateStillRunningInOxideIsWaitedFor) {
+  control().put("/__sim/config", {{"create_delay_ms", 500}, {"async", true}});
+  auto disk = Await<Disk>([&](auto done) {
+    client().CreateDisk({.name = DiskNameFor("pvc-r3"),
+                         .description = DescriptionFor("pvc-r3", "", ""),
+                         .size = kGiB,
+                         .block_size = 4096,
+                         .snapshot_id = ""},
+                        std::move(done));
+  });
+  ASSERT_TRUE(disk.ok());
+  ASSERT_EQ(disk->state.state, "creating");
+  CrashedWith("create", disk->name, R"({"co_name":"pvc-r3"})", std::nullopt);
+  EXPECT_EQ(Recover(), "done");
+  EXPECT_EQ(store_->FindByDiskName(disk->name)->state, "CREATED");
+}
+
+TEST_F(RecoveryTest, ADeleteThatHappenedIsCompleted) {
+  auto disk = CreateBlankDisk(DiskNameFor("pvc-r4"));
+  CrashedWith("delete", disk->id, "{}", RowFor(*disk, "DELETING"));
+  ASSERT_TRUE(AwaitStatus([&](auto done) { client().DeleteDisk(disk->id, std::move(done)); }).ok());
+  EXPECT_EQ(Recover(), "done");
+  EXPECT_FALSE(store_->FindByVolumeId(disk->id).has_value());
+}
+
+TEST_F(RecoveryTest, ADeleteThatDidNotHappenIsRolledBack) {
+  auto disk = CreateBlankDisk(DiskNameFor("pvc-r5"));
+  CrashedWith("delete", disk->id, "{}", RowFor(*disk, "DELETING"));
+  EXPECT_EQ(Recover(), "rolled_back");
+  EXPECT_EQ(store_->FindByVolumeId(disk->id)->state, "CREATED");
+  EXPECT_TRUE(GetDisk(disk->id).ok()) << "recovery never deletes";
+}
+
+TEST_F(RecoveryTest, APublishThatHappenedIsCompleted) {
+  std::string node = ControlInstance("node-1", "stopped");
+  auto disk = CreateBlankDisk(DiskNameFor("pvc-r6"));
+  CrashedWith("publish", disk->id, R"({"node":")" + node + R"("})", RowFor(*disk, "PUBLISHING", node));
+  AttachDirect(node, disk->id);
+  EXPECT_EQ(Recover(), "done");
+  auto row = store_->FindByVolumeId(disk->id);
+  EXPECT_EQ(row->state, "NODE_READY");
+  EXPECT_EQ(row->node_id, node);
+}
+
+TEST_F(RecoveryTest, APublishThatDidNotHappenIsRolledBack) {
+  std::string node = ControlInstance("node-1", "stopped");
+  auto disk = CreateBlankDisk(DiskNameFor("pvc-r7"));
+  CrashedWith("publish", disk->id, R"({"node":")" + node + R"("})", RowFor(*disk, "PUBLISHING", node));
+  EXPECT_EQ(Recover(), "rolled_back");
+  EXPECT_EQ(store_->FindByVolumeId(disk->id)->state, "CREATED");
+  EXPECT_EQ(GetDisk(disk->id)->state.state, "detached") << "recovery never attaches";
+}
+
+TEST_F(RecoveryTest, AnUnpublishThatHappenedIsCompleted) {
+  auto disk = CreateBlankDisk(DiskNameFor("pvc-r8"));
+  std::string node = ControlInstance("node-1", "stopped");
+  CrashedWith("unpublish", disk->id, R"({"node":")" + node + R"("})",
+              RowFor(*disk, "UNPUBLISHING", node));
+  EXPECT_EQ(Recover(), "done");
+  EXPECT_EQ(store_->FindByVolumeId(disk->id)->state, "CREATED");
+}
+
+TEST_F(RecoveryTest, AnUnpublishThatDidNotHappenIsRolledBack) {
+  std::string node = ControlInstance("node-1", "stopped");
+  auto disk = CreateBlankDisk(DiskNameFor("pvc-r9"));
+  AttachDirect(node, disk->id);
+  CrashedWith("unpublish", disk->id, R"({"node":")" + node + R"("})",
+              RowFor(*disk, "UNPUBLISHING", node));
+  EXPECT_EQ(Recover(), "rolled_back");
+  auto row = store_->FindByVolumeId(disk->id);
+  EXPECT_EQ(row->state, "NODE_READY");
+  EXPECT_EQ(row->node_id, node);
+}
+
+TEST_F(RecoveryTest, AVolumeUnderRecoveryIsBusyAndOxideOutagesAreRetried) {
+  auto disk = CreateBlankDisk(DiskNameFor("pvc-r10"));
+  CrashedWith("delete", disk->id, "{}", RowFor(*disk, "DELETING"));
+  SetFaults({{{"operation", "disk_view"}, {"error_503", 1.0}}});
+  Restart();
+  ASSERT_EQ(engine_->RecoverUnfinished(), 1u);
+  std::optional<oxide::Status> refused;
+  engine_->Delete(disk->id, [&](const OperationResult& r) { refused = r.status(); });
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->code(), StatusCode::kAborted);
+  EXPECT_NE(refused->message().find("recovery of delete"), std::string::npos);
+  RunUntil([] { return false; }, std::chrono::milliseconds(600));
+  EXPECT_EQ(PendingEntries(), 1) << "still open while Oxide is unavailable";
+  SetFaults(nlohmann::json::array());
+  ASSERT_TRUE(Settle());
+  EXPECT_EQ(PendingEntries(), 0);
+  EXPECT_TRUE(DeleteNow(disk->id).ok());
+}
+
+TEST_F(RecoveryTest, OnlyTheNewestOfSeveralOpenEntriesOfAVolumeDecides) {
+  std::string node = ControlInstance("node-1", "stopped");
+  auto disk = CreateBlankDisk(DiskNameFor("pvc-r11"));
+  CrashedWith("publish", disk->id, R"({"node":")" + node + R"("})", std::nullopt);
+  CrashedWith("unpublish", disk->id, R"({"node":")" + node + R"("})",
+              RowFor(*disk, "UNPUBLISHING", node));
+  Restart();
+  EXPECT_EQ(engine_->RecoverUnfinished(), 2u);
+  ASSERT_TRUE(Settle());
+  EXPECT_EQ(EntryState(1), "rolled_back");
+  EXPECT_EQ(EntryState(2), "done");
+  EXPECT_EQ(store_->FindByVolumeId(disk->id)->state, "CREATED");
+}
+
+}  // namespace
+}  // namespace engine_test
