@@ -1,0 +1,409 @@
+// Every Controller RPC through the real socket against the real simulator: results, idempotency
+// and each error the CSI spec and the Oxide rules call for.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include "controller_fixture.h"
+
+namespace oxide::testing {
+namespace {
+
+using grpc::StatusCode;
+using Mode = csi::v1::VolumeCapability_AccessMode;
+
+constexpr const char* kUnknownUuid = "00000000-0000-4000-8000-000000000000";
+
+// ---- CreateVolume ---------------------------------------------------------------------------
+
+TEST_F(ControllerTest, CreateVolumeMakesAWholeGibDiskNamedAfterTheCsiName) {
+  csi::v1::CreateVolumeRequest request = CreateRequest("pvc-create");
+  request.mutable_capacity_range()->set_required_bytes(kGiB + kGiB / 2);
+  (*request.mutable_parameters())["csi.storage.k8s.io/pvc/name"] = "data";
+  (*request.mutable_parameters())["csi.storage.k8s.io/pvc/namespace"] = "db";
+  csi::v1::CreateVolumeResponse response;
+  ASSERT_TRUE(Create(request, &response).ok());
+  const csi::v1::Volume& volume = response.volume();
+  EXPECT_EQ(volume.capacity_bytes(), 2 * kGiB);
+  std::string disk_name = volume.volume_context().at("diskName");
+  EXPECT_EQ(disk_name.substr(0, 4), "csi-");
+  ASSERT_EQ(volume.accessible_topology_size(), 1);
+  EXPECT_EQ(volume.accessible_topology(0).segments().at("topology.csi.oxide.computer/zone"),
+            "default");
+  nlohmann::json disk = SimDisk(volume.volume_id());
+  ASSERT_FALSE(disk.is_null());
+  EXPECT_EQ(disk["name"], disk_name);
+  EXPECT_EQ(disk["state"]["state"], "detached");
+  EXPECT_EQ(disk["description"], "oxide-csi volume \"pvc-create\" for pvc db/data");
+  EXPECT_EQ(disk["block_size"], 4096);
+}
+
+TEST_F(ControllerTest, CreateVolumeIsIdempotentAndRefusesIncompatibleRepeats) {
+  csi::v1::Volume first = MustCreate("pvc-idem", 3);
+  csi::v1::Volume again = MustCreate("pvc-idem", 3);
+  EXPECT_EQ(first.volume_id(), again.volume_id());
+  EXPECT_EQ(CountSimRequests("POST", "disk_create"), 1);
+  ExpectCode(Create(CreateRequest("pvc-idem", 5)), StatusCode::ALREADY_EXISTS, "required 5 GiB");
+  csi::v1::CreateVolumeRequest block_size = CreateRequest("pvc-idem", 3);
+  (*block_size.mutable_parameters())["blockSize"] = "512";
+  ExpectCode(Create(block_size), StatusCode::ALREADY_EXISTS, "block size");
+}
+
+TEST_F(ControllerTest, CreateVolumeDefaultsTo10GibAndHonoursBlockSize) {
+  csi::v1::CreateVolumeRequest request = CreateRequest("pvc-default");
+  request.clear_capacity_range();
+  (*request.mutable_parameters())["blockSize"] = "512";
+  csi::v1::CreateVolumeResponse response;
+  ASSERT_TRUE(Create(request, &response).ok());
+  EXPECT_EQ(response.volume().capacity_bytes(), 10 * kGiB);
+  EXPECT_EQ(SimDisk(response.volume().volume_id())["block_size"], 512);
+}
+
+TEST_F(ControllerTest, CreateVolumeRejectsBadRequestsWithActionableMessages) {
+  csi::v1::CreateVolumeRequest no_name = CreateRequest("");
+  ExpectCode(Create(no_name), StatusCode::INVALID_ARGUMENT, "name is required");
+
+  csi::v1::CreateVolumeRequest no_caps = CreateRequest("pvc-bad");
+  no_caps.clear_volume_capabilities();
+  ExpectCode(Create(no_caps), StatusCode::INVALID_ARGUMENT, "volume_capabilities");
+
+  csi::v1::CreateVolumeRequest multi = CreateRequest("pvc-bad");
+  *multi.add_volume_capabilities() = MountCapability(Mode::MULTI_NODE_MULTI_WRITER);
+  ExpectCode(Create(multi), StatusCode::INVALID_ARGUMENT, "one instance");
+
+  csi::v1::CreateVolumeRequest fs = CreateRequest("pvc-bad");
+  fs.mutable_volume_capabilities(0)->mutable_mount()->set_fs_type("ntfs");
+  ExpectCode(Create(fs), StatusCode::INVALID_ARGUMENT, "ntfs");
+
+  csi::v1::CreateVolumeRequest param = CreateRequest("pvc-bad");
+  (*param.mutable_parameters())["iops"] = "9000";
+  ExpectCode(Create(param), StatusCode::INVALID_ARGUMENT, "blockSize");
+
+  csi::v1::CreateVolumeRequest block = CreateRequest("pvc-bad");
+  (*block.mutable_parameters())["blockSize"] = "1024";
+  ExpectCode(Create(block), StatusCode::INVALID_ARGUMENT, "512, 2048 or 4096");
+
+  csi::v1::CreateVolumeRequest source = CreateRequest("pvc-bad");
+  source.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id("snap");
+  ExpectCode(Create(source), StatusCode::INVALID_ARGUMENT, "not supported yet");
+
+  csi::v1::CreateVolumeRequest tiny = CreateRequest("pvc-bad");
+  tiny.mutable_capacity_range()->set_required_bytes(0);
+  tiny.mutable_capacity_range()->set_limit_bytes(kGiB / 2);
+  ExpectCode(Create(tiny), StatusCode::OUT_OF_RANGE, "1 GiB");
+
+  ExpectCode(Create(CreateRequest("pvc-bad", 2000)), StatusCode::OUT_OF_RANGE, "1023 GiB");
+
+  csi::v1::CreateVolumeRequest inverted = CreateRequest("pvc-bad", 5);
+  inverted.mutable_capacity_range()->set_limit_bytes(kGiB);
+  ExpectCode(Create(inverted), StatusCode::INVALID_ARGUMENT, "limit_bytes");
+
+  csi::v1::CreateVolumeRequest zone = CreateRequest("pvc-bad");
+  (*zone.mutable_accessibility_requirements()->add_requisite()->mutable_segments())
+      ["topology.csi.oxide.computer/zone"] = "elsewhere";
+  ExpectCode(Create(zone), StatusCode::RESOURCE_EXHAUSTED, "zone");
+
+  EXPECT_EQ(CountSimRequests("POST", "disk_create"), 0) << "nothing bad reached Oxide";
+}
+
+TEST_F(ControllerTest, CreateVolumeAcceptsItsOwnZoneAndReportsQuota) {
+  csi::v1::CreateVolumeRequest zone = CreateRequest("pvc-zone");
+  (*zone.mutable_accessibility_requirements()->add_requisite()->mutable_segments())
+      ["topology.csi.oxide.computer/zone"] = "default";
+  EXPECT_TRUE(Create(zone).ok());
+  api_->put("/__sim/config", {{"storage_quota", 4 * kGiB}});
+  ExpectCode(Create(CreateRequest("pvc-quota", 8)), StatusCode::RESOURCE_EXHAUSTED);
+}
+
+// ---- DeleteVolume ---------------------------------------------------------------------------
+
+TEST_F(ControllerTest, DeleteVolumeIsIdempotentAndRefusesAttachedDisks) {
+  std::string node = Instance("node-del");
+  csi::v1::Volume volume = MustCreate("pvc-del");
+  MustPublish(volume.volume_id(), node);
+  ExpectCode(Delete(volume.volume_id()), StatusCode::FAILED_PRECONDITION, "detach it first");
+  ASSERT_TRUE(Unpublish(volume.volume_id(), node).ok());
+  ASSERT_TRUE(Delete(volume.volume_id()).ok());
+  EXPECT_TRUE(SimDisk(volume.volume_id()).is_null());
+  EXPECT_TRUE(Delete(volume.volume_id()).ok());
+  EXPECT_TRUE(Delete(kUnknownUuid).ok());
+  EXPECT_TRUE(Delete("not-a-volume-id").ok());
+  ExpectCode(Delete(""), StatusCode::INVALID_ARGUMENT, "volume_id is required");
+}
+
+// ---- ControllerPublishVolume / ControllerUnpublishVolume ------------------------------------
+
+TEST_F(ControllerTest, PublishAttachesAndTellsTheNodeHowToFindTheDevice) {
+  std::string node = Instance("node-pub");
+  csi::v1::Volume volume = MustCreate("pvc-pub");
+  auto response = MustPublish(volume.volume_id(), node);
+  std::string disk_name = volume.volume_context().at("diskName");
+  EXPECT_EQ(response.publish_context().at("diskName"), disk_name);
+  EXPECT_EQ(response.publish_context().at("nvmeSerial"), disk_name.substr(0, 20));
+  nlohmann::json disk = SimDisk(volume.volume_id());
+  EXPECT_EQ(disk["state"]["state"], "attached");
+  EXPECT_EQ(disk["state"]["instance"], node);
+  auto again = MustPublish(volume.volume_id(), node);
+  EXPECT_EQ(again.publish_context().at("diskName"), disk_name);
+}
+
+TEST_F(ControllerTest, PublishErrors) {
+  std::string node = Instance("node-a");
+  std::string other = Instance("node-b");
+  std::string running = Instance("node-running", "running");
+  csi::v1::Volume volume = MustCreate("pvc-puberr");
+  ExpectCode(Publish(kUnknownUuid, node), StatusCode::NOT_FOUND, "does not exist");
+  ExpectCode(Publish("vol-x", node), StatusCode::NOT_FOUND, "UUID");
+  ExpectCode(Publish(volume.volume_id(), kUnknownUuid), StatusCode::NOT_FOUND, "instance");
+  ExpectCode(Publish(volume.volume_id(), "node-x"), StatusCode::NOT_FOUND, "instance id");
+  ExpectCode(Publish(volume.volume_id(), running), StatusCode::FAILED_PRECONDITION, "stopped");
+  ExpectCode(Publish("", node), StatusCode::INVALID_ARGUMENT, "volume_id");
+  ExpectCode(Publish(volume.volume_id(), ""), StatusCode::INVALID_ARGUMENT, "node_id");
+
+  csi::v1::ControllerPublishVolumeRequest multi;
+  multi.set_volume_id(volume.volume_id());
+  multi.set_node_id(node);
+  *multi.mutable_volume_capability() = MountCapability(Mode::MULTI_NODE_READER_ONLY);
+  csi::v1::ControllerPublishVolumeResponse ignored;
+  ExpectCode(controller_->ControllerPublishVolume(Call().get(), multi, &ignored),
+             StatusCode::INVALID_ARGUMENT, "one instance");
+  multi.clear_volume_capability();
+  ExpectCode(controller_->ControllerPublishVolume(Call().get(), multi, &ignored),
+             StatusCode::INVALID_ARGUMENT, "volume_capability");
+
+  MustPublish(volume.volume_id(), node);
+  ExpectCode(Publish(volume.volume_id(), other), StatusCode::FAILED_PRECONDITION,
+             "attached to another instance");
+}
+
+TEST_F(ControllerTest, PublishingAThirteenthDiskIsResourceExhausted) {
+  std::string node = Instance("node-full");
+  for (int i = 0; i < 12; ++i) {
+    MustPublish(MustCreate("pvc-full-" + std::to_string(i)).volume_id(), node);
+  }
+  ExpectCode(Publish(MustCreate("pvc-full-12").volume_id(), node), StatusCode::RESOURCE_EXHAUSTED,
+             "12 disks");
+}
+
+TEST_F(ControllerTest, UnpublishIsIdempotentAndFindsTheHolderWithoutANode) {
+  std::string node = Instance("node-unpub");
+  std::string other = Instance("node-other");
+  csi::v1::Volume volume = MustCreate("pvc-unpub");
+  MustPublish(volume.volume_id(), node);
+  EXPECT_TRUE(Unpublish(volume.volume_id(), other).ok()) << "not attached there: nothing to do";
+  EXPECT_EQ(SimDisk(volume.volume_id())["state"]["instance"], node);
+  ASSERT_TRUE(Unpublish(volume.volume_id(), "").ok());
+  EXPECT_EQ(SimDisk(volume.volume_id())["state"]["state"], "detached");
+  EXPECT_TRUE(Unpublish(volume.volume_id(), node).ok());
+  EXPECT_TRUE(Unpublish(kUnknownUuid, node).ok());
+  EXPECT_TRUE(Unpublish(volume.volume_id(), "node-x").ok());
+  ExpectCode(Unpublish("", node), StatusCode::INVALID_ARGUMENT, "volume_id");
+}
+
+// ---- read-only RPCs -------------------------------------------------------------------------
+
+TEST_F(ControllerTest, ValidateVolumeCapabilities) {
+  csi::v1::Volume volume = MustCreate("pvc-validate");
+  csi::v1::ValidateVolumeCapabilitiesRequest request;
+  request.set_volume_id(volume.volume_id());
+  *request.add_volume_capabilities() = MountCapability();
+  csi::v1::ValidateVolumeCapabilitiesResponse response;
+  ASSERT_TRUE(controller_->ValidateVolumeCapabilities(Call().get(), request, &response).ok());
+  ASSERT_TRUE(response.has_confirmed());
+  EXPECT_EQ(response.confirmed().volume_capabilities_size(), 1);
+
+  *request.add_volume_capabilities() = MountCapability(Mode::MULTI_NODE_MULTI_WRITER);
+  response.Clear();
+  ASSERT_TRUE(controller_->ValidateVolumeCapabilities(Call().get(), request, &response).ok());
+  EXPECT_FALSE(response.has_confirmed());
+  EXPECT_NE(response.message().find("one instance"), std::string::npos);
+
+  request.set_volume_id(kUnknownUuid);
+  ExpectCode(controller_->ValidateVolumeCapabilities(Call().get(), request, &response),
+             StatusCode::NOT_FOUND);
+  request.set_volume_id(volume.volume_id());
+  request.clear_volume_capabilities();
+  ExpectCode(controller_->ValidateVolumeCapabilities(Call().get(), request, &response),
+             StatusCode::INVALID_ARGUMENT, "volume_capabilities");
+}
+
+TEST_F(ControllerTest, ListVolumesPagesThroughThePluginsVolumesWithPublishedNodes) {
+  std::string node = Instance("node-list");
+  std::set<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.insert(MustCreate("pvc-list-" + std::to_string(i)).volume_id());
+  MustPublish(*ids.begin(), node);
+  // A disk the plugin did not make is not a CSI volume.
+  ASSERT_EQ(api_->post("/v1/disks?project=demo",
+                       {{"name", "boot-disk"},
+                        {"description", "x"},
+                        {"size", kGiB},
+                        {"disk_backend",
+                         {{"type", "distributed"},
+                          {"disk_source", {{"type", "blank"}, {"block_size", 4096}}}}}})
+                .status,
+            201);
+
+  std::set<std::string> listed;
+  std::string token;
+  int pages = 0;
+  do {
+    csi::v1::ListVolumesRequest request;
+    request.set_max_entries(2);
+    request.set_starting_token(token);
+    csi::v1::ListVolumesResponse response;
+    ASSERT_TRUE(controller_->ListVolumes(Call().get(), request, &response).ok());
+    EXPECT_LE(response.entries_size(), 2);
+    for (const auto& entry : response.entries()) {
+      listed.insert(entry.volume().volume_id());
+      bool published = entry.volume().volume_id() == *ids.begin();
+      ASSERT_EQ(entry.status().published_node_ids_size(), published ? 1 : 0);
+      if (published) {
+        EXPECT_EQ(entry.status().published_node_ids(0), node);
+      }
+      EXPECT_FALSE(entry.status().volume_condition().abnormal());
+    }
+    token = response.next_token();
+    ASSERT_LT(++pages, 10);
+  } while (!token.empty());
+  EXPECT_EQ(listed, ids);
+
+  csi::v1::ListVolumesRequest all;
+  csi::v1::ListVolumesResponse everything;
+  ASSERT_TRUE(controller_->ListVolumes(Call().get(), all, &everything).ok());
+  EXPECT_EQ(everything.entries_size(), 5);
+  EXPECT_TRUE(everything.next_token().empty());
+
+  csi::v1::ListVolumesRequest bad;
+  bad.set_starting_token("garbage");
+  ExpectCode(controller_->ListVolumes(Call().get(), bad, &everything), StatusCode::ABORTED,
+             "starting_token");
+  bad.set_starting_token("ox1.garbage");
+  ExpectCode(controller_->ListVolumes(Call().get(), bad, &everything), StatusCode::ABORTED,
+             "starting_token");
+}
+
+TEST_F(ControllerTest, ControllerGetVolumeReportsNodesAndAFaultedDisk) {
+  std::string node = Instance("node-get");
+  csi::v1::Volume volume = MustCreate("pvc-get");
+  MustPublish(volume.volume_id(), node);
+  csi::v1::ControllerGetVolumeRequest request;
+  request.set_volume_id(volume.volume_id());
+  csi::v1::ControllerGetVolumeResponse response;
+  ASSERT_TRUE(controller_->ControllerGetVolume(Call().get(), request, &response).ok());
+  EXPECT_EQ(response.volume().capacity_bytes(), kGiB);
+  ASSERT_EQ(response.status().published_node_ids_size(), 1);
+  EXPECT_EQ(response.status().published_node_ids(0), node);
+  EXPECT_FALSE(response.status().volume_condition().abnormal());
+
+  ASSERT_TRUE(Unpublish(volume.volume_id(), node).ok());
+  ASSERT_EQ(api_->post("/__sim/fault", {{"kind", "disk"}, {"id", volume.volume_id()}}).status, 200);
+  ASSERT_TRUE(controller_->ControllerGetVolume(Call().get(), request, &response).ok());
+  EXPECT_TRUE(response.status().volume_condition().abnormal());
+  EXPECT_NE(response.status().volume_condition().message().find("faulted"), std::string::npos);
+
+  request.set_volume_id(kUnknownUuid);
+  ExpectCode(controller_->ControllerGetVolume(Call().get(), request, &response),
+             StatusCode::NOT_FOUND);
+}
+
+TEST_F(ControllerTest, GetCapacityIsQuotaMinusProvisioned) {
+  api_->put("/__sim/config", {{"storage_quota", 100 * kGiB}});
+  MustCreate("pvc-cap", 30);
+  csi::v1::GetCapacityRequest request;
+  csi::v1::GetCapacityResponse response;
+  ASSERT_TRUE(controller_->GetCapacity(Call().get(), request, &response).ok());
+  EXPECT_EQ(response.available_capacity(), 70 * kGiB);
+  EXPECT_EQ(response.maximum_volume_size().value(), 70 * kGiB);
+  EXPECT_EQ(response.minimum_volume_size().value(), kGiB);
+
+  (*request.mutable_accessible_topology()->mutable_segments())["topology.csi.oxide.computer/zone"] =
+      "elsewhere";
+  ASSERT_TRUE(controller_->GetCapacity(Call().get(), request, &response).ok());
+  EXPECT_EQ(response.available_capacity(), 0);
+  request.clear_accessible_topology();
+  (*request.mutable_parameters())["bogus"] = "1";
+  ExpectCode(controller_->GetCapacity(Call().get(), request, &response),
+             StatusCode::INVALID_ARGUMENT, "bogus");
+}
+
+TEST_F(ControllerTest, ControllerGetCapabilitiesListsWhatIsImplemented) {
+  csi::v1::ControllerGetCapabilitiesResponse response;
+  ASSERT_TRUE(controller_->ControllerGetCapabilities(Call().get(), {}, &response).ok());
+  std::set<int> types;
+  for (const auto& capability : response.capabilities()) types.insert(capability.rpc().type());
+  using Rpc = csi::v1::ControllerServiceCapability::RPC;
+  EXPECT_EQ(types, (std::set<int>{Rpc::CREATE_DELETE_VOLUME, Rpc::PUBLISH_UNPUBLISH_VOLUME,
+                                  Rpc::LIST_VOLUMES, Rpc::LIST_VOLUMES_PUBLISHED_NODES,
+                                  Rpc::GET_VOLUME, Rpc::VOLUME_CONDITION, Rpc::GET_CAPACITY,
+                                  Rpc::SINGLE_NODE_MULTI_WRITER}));
+  csi::v1::CreateSnapshotResponse snapshot;
+  ExpectCode(controller_->CreateSnapshot(Call().get(), {}, &snapshot), StatusCode::UNIMPLEMENTED);
+}
+
+// ---- operations in flight, deadlines, restarts ----------------------------------------------
+
+class SlowAttachTest : public ControllerTest {
+ protected:
+  std::vector<std::string> sim_args() const override {
+    return {"--fault", "instance_disk_attach:latency_ms=1500"};
+  }
+};
+
+TEST_F(SlowAttachTest, AnotherCallOnABusyVolumeIsAbortedAndAnIdenticalOneJoins) {
+  std::string node = Instance("node-busy");
+  csi::v1::Volume volume = MustCreate("pvc-busy");
+  auto first = std::async(std::launch::async, [&] { return Publish(volume.volume_id(), node); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ExpectCode(Unpublish(volume.volume_id(), node), StatusCode::ABORTED,
+             "operation ControllerPublishVolume pending for volume " + volume.volume_id());
+  ExpectCode(Delete(volume.volume_id()), StatusCode::ABORTED, "pending");
+  grpc::Status joined = Publish(volume.volume_id(), node);
+  EXPECT_TRUE(joined.ok()) << joined.error_message();
+  EXPECT_TRUE(first.get().ok());
+  EXPECT_EQ(CountSimRequests("POST", "instance_disk_attach"), 1) << "the identical retry joined";
+}
+
+TEST_F(SlowAttachTest, AnOperationOutlivesItsDeadlineAndTheRetryGetsItsResult) {
+  std::string node = Instance("node-late");
+  csi::v1::Volume volume = MustCreate("pvc-late");
+  csi::v1::ControllerPublishVolumeRequest request;
+  request.set_volume_id(volume.volume_id());
+  request.set_node_id(node);
+  *request.mutable_volume_capability() = MountCapability();
+  csi::v1::ControllerPublishVolumeResponse response;
+  ExpectCode(controller_->ControllerPublishVolume(Call(std::chrono::milliseconds(300)).get(),
+                                                  request, &response),
+             StatusCode::DEADLINE_EXCEEDED);
+  // The retry joins the attach still running; it finishes once.
+  ASSERT_TRUE(controller_->ControllerPublishVolume(Call().get(), request, &response).ok());
+  EXPECT_EQ(SimDisk(volume.volume_id())["state"]["instance"], node);
+  EXPECT_EQ(CountSimRequests("POST", "instance_disk_attach"), 1);
+}
+
+TEST_F(SlowAttachTest, AKilledPluginReconcilesItsJournalAtTheNextStart) {
+  std::string node = Instance("node-crash");
+  csi::v1::Volume volume = MustCreate("pvc-crash");
+  auto pending = std::async(std::launch::async, [&] { return Publish(volume.volume_id(), node); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  plugin_->Signal(SIGKILL);
+  plugin_->WaitExit();
+  pending.get();
+  plugin_.reset();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the attach lands in Oxide
+  StartPlugin();
+  grpc::Status retried;
+  for (int attempt = 0; attempt < 50; ++attempt) {  // ABORTED while reconciling: retry
+    retried = Publish(volume.volume_id(), node);
+    if (retried.error_code() != StatusCode::ABORTED) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(retried.ok()) << retried.error_message();
+  StopPlugin();
+  EXPECT_NE(ReadFile(setup_->log_path()).find("reconciled an unfinished operation"),
+            std::string::npos);
+  EXPECT_EQ(SimDisk(volume.volume_id())["state"]["instance"], node);
+}
+
+}  // namespace
+}  // namespace oxide::testing
