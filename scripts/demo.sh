@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # THE MAIN JOB: installs what is missing, builds, then runs oxide-csi-plugin on a unix socket
 # against the built-in Oxide simulator and drives it with oxide-csi-ctl, showing each step.
-# Today the plugin serves the Identity service; later milestones extend this same script into the
-# full volume lifecycle (create, attach, stage, publish, snapshot, ...).
+# Today: the Identity service and the controller's volume lifecycle (create, attach, list, get,
+# detach, delete, with an idempotent retry and a refused call); the node steps come next.
 set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$top"
@@ -30,7 +30,6 @@ trap cleanup EXIT
 token="oxide-token-demo-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 printf '%s\n' "$token" > "$work/token"
 chmod 600 "$work/token"
-instance_id="6f0c4e3b-1d2a-4c5b-9e8f-0a1b2c3d4e5f"
 
 step "starting the Oxide simulator on a free loopback port"
 "$bin/sim/oxide-sim" --port 0 --token-file "$work/token" --project demo \
@@ -39,6 +38,17 @@ sim_pid=$!
 for _ in $(seq 100); do [ -s "$work/sim.out" ] && break; sleep 0.05; done
 port="$(head -n 1 "$work/sim.out")"
 echo "oxide-sim listening on http://127.0.0.1:$port (project \"demo\")"
+
+step "creating the node's Oxide instance (stopped: Oxide attaches disks only to stopped instances)"
+instance_id="$(python3 - "$port" <<'PY'
+import json, sys, urllib.request
+body = json.dumps({"project": "demo", "name": "k8s-node-1", "run_state": "stopped"}).encode()
+request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/__sim/instances", data=body,
+                                 headers={"content-type": "application/json"})
+print(json.load(urllib.request.urlopen(request))["id"])
+PY
+)"
+echo "instance k8s-node-1: $instance_id"
 
 step "starting oxide-csi-plugin --mode=all on unix://$work/csi/csi.sock"
 mkdir -p "$work/csi"
@@ -57,6 +67,24 @@ run "$ctl" identity info
 run "$ctl" identity capabilities
 run "$ctl" identity probe
 run "$ctl" --output json identity info
+
+step "Controller service: a volume's lifecycle"
+run "$ctl" controller capabilities
+run "$ctl" controller capacity
+run "$ctl" controller create pvc-demo-1 --size-gib=3
+volume_id="$("$ctl" --output json controller create pvc-demo-1 --size-gib=3 |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["volume"]["volume_id"])')"
+echo "(the same CreateVolume again returned the same volume: $volume_id)"
+printf '\033[36m$ %s\033[0m\n' "$ctl controller create pvc-demo-1 --size-gib=5   # incompatible"
+"$ctl" controller create pvc-demo-1 --size-gib=5 || echo "(refused as expected)"
+run "$ctl" controller publish "$volume_id" "$instance_id"
+run "$ctl" controller list
+run "$ctl" controller get "$volume_id"
+printf '\033[36m$ %s\033[0m\n' "$ctl controller delete $volume_id   # still attached"
+"$ctl" controller delete "$volume_id" || echo "(refused as expected)"
+run "$ctl" controller unpublish "$volume_id" "$instance_id"
+run "$ctl" controller delete "$volume_id"
+run "$ctl" controller list
 
 step "graceful shutdown (SIGTERM)"
 kill -TERM "$plugin_pid"
