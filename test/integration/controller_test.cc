@@ -407,3 +407,58 @@ TEST_F(SlowAttachTest, AKilledPluginReconcilesItsJournalAtTheNextStart) {
 
 }  // namespace
 }  // namespace oxide::testing
+
+namespace oxide::testing {
+namespace {
+
+class WrongTokenTest : public ControllerTest {
+ protected:
+  void SetUp() override {
+    sim_ = std::make_unique<sim_test::SimProcess>();
+    api_ = std::make_unique<sim_test::HttpClient>(sim_->base_url());
+    setup_ = std::make_unique<PluginSetup>("controller");
+    setup_->env["OXIDE_HOST"] = sim_->base_url();
+    setup_->env["OXIDE_TOKEN"] = "oxide-token-revoked-0000";
+    setup_->env["OXIDE_PROJECT"] = "demo";
+    setup_->args.push_back("--oxide-insecure");
+    StartPlugin();
+  }
+};
+
+TEST_F(WrongTokenTest, ProbeIsNotReadyWhileOxideRejectsTheTokenAndCallsSayWhy) {
+  auto identity = csi::v1::Identity::NewStub(UnixChannel(setup_->socket_path()));
+  grpc::Status probed;
+  for (int attempt = 0; attempt < 50; ++attempt) {  // the first check runs right after start
+    csi::v1::ProbeResponse response;
+    probed = identity->Probe(Call().get(), {}, &response);
+    if (!probed.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ExpectCode(probed, StatusCode::FAILED_PRECONDITION, "Oxide rejects the API token");
+  ExpectCode(Create(CreateRequest("pvc-token")), StatusCode::UNAUTHENTICATED, "token");
+  EXPECT_EQ(plugin_->Log().find("oxide-token-revoked-0000"), std::string::npos);
+}
+
+class DebugLogTest : public ControllerTest {
+ protected:
+  std::vector<std::string> plugin_args() const override { return {"--log-level=debug"}; }
+};
+
+TEST_F(DebugLogTest, CsiSecretsOfControllerCallsNeverReachTheLog) {
+  csi::v1::CreateVolumeRequest request = CreateRequest("pvc-secret");
+  (*request.mutable_secrets())["password"] = "hunter2-controller-secret";
+  csi::v1::CreateVolumeResponse response;
+  ASSERT_TRUE(Create(request, &response).ok());
+  csi::v1::DeleteVolumeRequest remove;
+  remove.set_volume_id(response.volume().volume_id());
+  (*remove.mutable_secrets())["password"] = "hunter2-controller-secret";
+  csi::v1::DeleteVolumeResponse removed;
+  ASSERT_TRUE(controller_->DeleteVolume(Call().get(), remove, &removed).ok());
+  std::string log = plugin_->Log();
+  EXPECT_NE(log.find("pvc-secret"), std::string::npos) << "debug logging is on";
+  EXPECT_EQ(log.find("hunter2-controller-secret"), std::string::npos);
+  EXPECT_NE(log.find("[REDACTED]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace oxide::testing
