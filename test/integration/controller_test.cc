@@ -2,6 +2,7 @@
 // and each error the CSI spec and the Oxide rules call for.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <future>
 #include <thread>
 
@@ -458,6 +459,29 @@ TEST_F(DebugLogTest, CsiSecretsOfControllerCallsNeverReachTheLog) {
   EXPECT_NE(log.find("pvc-secret"), std::string::npos) << "debug logging is on";
   EXPECT_EQ(log.find("hunter2-controller-secret"), std::string::npos);
   EXPECT_NE(log.find("[REDACTED]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace oxide::testing
+
+namespace oxide::testing {
+namespace {
+
+TEST_F(ControllerTest, AFreshReplicaWithAnEmptyDatabaseFindsTheSameVolumes) {
+  std::string node = Instance("node-fresh");
+  csi::v1::Volume volume = MustCreate("pvc-fresh", 2);
+  MustPublish(volume.volume_id(), node);
+  StopPlugin();
+  std::filesystem::remove_all(std::filesystem::path(setup_->state_db()).parent_path());
+  StartPlugin();  // another replica: nothing recorded
+  csi::v1::Volume again = MustCreate("pvc-fresh", 2);
+  EXPECT_EQ(again.volume_id(), volume.volume_id());
+  EXPECT_EQ(CountSimRequests("POST", "disk_create"), 2) << "the second POST was refused by name";
+  auto published = MustPublish(volume.volume_id(), node);
+  EXPECT_EQ(published.publish_context().at("diskName"), volume.volume_context().at("diskName"));
+  ASSERT_TRUE(Unpublish(volume.volume_id(), "").ok());
+  ASSERT_TRUE(Delete(volume.volume_id()).ok());
+  EXPECT_TRUE(SimDisk(volume.volume_id()).is_null());
 }
 
 }  // namespace
