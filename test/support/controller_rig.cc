@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "http_client.h"
+#include "support/temp_dir.h"
 
 namespace oxide::testing {
 
@@ -106,8 +107,7 @@ std::vector<std::vector<std::string>> SqliteQuery(const std::string& db_path,
 }
 
 double ProcessCpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = ReadFile("/proc/" + std::to_string(pid) + "/stat");
   size_t close = text.rfind(')');
   if (close == std::string::npos) return -1;
   std::istringstream fields(text.substr(close + 2));

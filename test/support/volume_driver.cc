@@ -161,7 +161,7 @@ struct VolumeDriver::Impl {
     call->flow = flow;
     call->step = flow->step;
     call->started = Clock::now();
-    call->context.set_deadline(call->started + options.deadline);
+    call->context.set_deadline(std::chrono::system_clock::now() + options.deadline);
     const VolumePlan& plan = plans[flow->index];
     const std::string& volume_id = owner->results_[flow->index].volume_id;
     switch (flow->step) {
@@ -227,7 +227,7 @@ struct VolumeDriver::Impl {
       timer->is_call = false;
       timer->flow = flow;
       outstanding.insert(timer);
-      timer->alarm.Set(&cq, Clock::now() + wait, timer);
+      timer->alarm.Set(&cq, std::chrono::system_clock::now() + wait, timer);
       return;
     }
     stats.ok_latency_ms.push_back(
@@ -283,7 +283,8 @@ bool VolumeDriver::Run(std::chrono::milliseconds limit) {
     }
     void* raw = nullptr;
     bool ok = false;
-    auto status = impl.cq.AsyncNext(&raw, &ok, Clock::now() + std::chrono::milliseconds(100));
+    auto status = impl.cq.AsyncNext(
+        &raw, &ok, std::chrono::system_clock::now() + std::chrono::milliseconds(100));
     if (status != grpc::CompletionQueue::GOT_EVENT) continue;
     auto* tag = static_cast<Impl::Tag*>(raw);
     impl.outstanding.erase(tag);
