@@ -58,7 +58,7 @@ class Killer {
 
  private:
   void Loop() {
-    std::uniform_int_distribution<int> pause_ms(300, 1500);
+    std::uniform_int_distribution<int> pause_ms(300, 1000);
     while (!stop_) {
       auto wake = Clock::now() + milliseconds(pause_ms(rng_));
       while (!stop_ && Clock::now() < wake)
@@ -101,8 +101,9 @@ TEST(ControllerCrash, SigkillWhileTwoHundredVolumesComeAndGo) {
             << std::endl;
   const auto started = Clock::now();
 
-  // Oxide latency 50–150 ms per request, so the plugin is killed with operations in every stage.
-  ControllerRig rig("crash", {"--fault", "*:latency_ms=50,jitter_ms=100", "--fault-seed",
+  // Oxide latency 100–200 ms per request, so the plugin is killed with operations in every stage
+  // and the client runs long enough (10–20 s) for well over kMinKills kills every 0.3–1 s.
+  ControllerRig rig("crash", {"--fault", "*:latency_ms=100,jitter_ms=100", "--fault-seed",
                               std::to_string(seed % 1000000)});
   ASSERT_TRUE(rig.sim().running());
   std::vector<std::string> nodes = rig.CreateStoppedInstances(kInstances, "node");

@@ -215,6 +215,7 @@ struct VolumeDriver::Impl {
     VolumeResult& result = owner->results_[flow->index];
     if (!call->status.ok()) {
       ++stats.errors[CodeName(call->status.error_code())];
+      stats.examples.emplace(CodeName(call->status.error_code()), call->status.error_message());
       result.last_error = std::string(VolumeStepName(call->step)) + ": " +
                           CodeName(call->status.error_code()) + ": " + call->status.error_message();
       if (stopping) return;

@@ -38,7 +38,8 @@ struct DriverOptions {
 struct StepStats {
   std::vector<double> ok_latency_ms;  // of the attempts that succeeded
   uint64_t attempts = 0;
-  std::map<std::string, uint64_t> errors;  // by gRPC code name
+  std::map<std::string, uint64_t> errors;       // by gRPC code name
+  std::map<std::string, std::string> examples;  // the first message seen for each code
 };
 
 struct VolumeResult {
