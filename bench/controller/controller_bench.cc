@@ -79,11 +79,23 @@ std::unique_ptr<PluginProcess> StartPlugin(ControllerRig& rig) {
   return plugin;
 }
 
+// A channel that is connected already, so the first calls do not wait for the connection.
+std::shared_ptr<grpc::Channel> ConnectedChannel(ControllerRig& rig) {
+  auto channel = ReconnectingUnixChannel(rig.plugin().socket_path());
+  if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
+    std::fprintf(stderr, "cannot connect to the plugin\n");
+    std::exit(1);
+  }
+  return channel;
+}
+
 void PrintErrors(const VolumeDriver& driver) {
   for (int step = 0; step < kVolumeSteps; ++step) {
-    for (const auto& [code, count] : driver.stats(static_cast<VolumeStep>(step)).errors) {
-      std::printf("  errors: %s %s x%llu\n", VolumeStepName(static_cast<VolumeStep>(step)),
-                  code.c_str(), static_cast<unsigned long long>(count));
+    const StepStats& stats = driver.stats(static_cast<VolumeStep>(step));
+    for (const auto& [code, count] : stats.errors) {
+      std::printf("  errors: %s %s x%llu, e.g. \"%s\"\n",
+                  VolumeStepName(static_cast<VolumeStep>(step)), code.c_str(),
+                  static_cast<unsigned long long>(count), stats.examples.at(code).c_str());
     }
   }
 }
@@ -104,7 +116,7 @@ void RunThroughput(ControllerRig& rig, const Flags& flags) {
   }
   auto plugin = StartPlugin(rig);
   TakeRequestLog(rig);
-  VolumeDriver driver(ReconnectingUnixChannel(rig.plugin().socket_path()), plans,
+  VolumeDriver driver(ConnectedChannel(rig), plans,
                       {.deadline = std::chrono::seconds(120),
                        .concurrency = static_cast<size_t>(flags.concurrency)});
   const double cpu_before = ProcessCpuSeconds(plugin->pid());
@@ -164,27 +176,20 @@ void RunInFlight(ControllerRig& rig, const Flags& flags) {
   const long rss_idle = ProcessStatusKiB(plugin->pid(), "VmRSS");
   std::vector<VolumePlan> plans;
   for (int i = 0; i < flags.in_flight; ++i)
-    plans.push_back({.name = "inflight-vol-" + std::to_string(i), .last = VolumeStep::kCreate});
-  VolumeDriver driver(ReconnectingUnixChannel(rig.plugin().socket_path()), plans,
+    plans.push_back(
+        {.name = "inflight-vol-" + std::to_string(i), .node_id = "", .last = VolumeStep::kCreate});
+  VolumeDriver driver(ConnectedChannel(rig), plans,
                       {.deadline = std::chrono::minutes(10), .concurrency = 0});
-  // Samples, while the client runs: client-side calls in flight, the plugin's open journal
-  // entries (its own count of operations in progress) and its RSS.
+  // Samples, while the client runs: client-side calls in flight and the plugin's RSS (its
+  // database cannot be read meanwhile: the plugin holds it locked).
   std::atomic<bool> stop{false};
   size_t peak_client = 0;
-  long peak_journal = 0, peak_rss = 0;
-  const std::string db = rig.plugin().state_db();
+  long peak_rss = 0;
   std::thread sampler([&] {
     while (!stop) {
       size_t client = driver.in_flight();
-      std::string error;
-      auto rows =
-          SqliteQuery(db, "SELECT count(*) FROM operations WHERE state = 'pending'", &error);
-      long journal = rows.empty() ? -1 : std::stol(rows[0][0]);
       long rss = ProcessStatusKiB(plugin->pid(), "VmRSS");
-      if (client >= peak_client) {
-        peak_client = client;
-        peak_journal = std::max(peak_journal, journal);
-      }
+      peak_client = std::max(peak_client, client);
       peak_rss = std::max(peak_rss, rss);
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -202,8 +207,6 @@ void RunInFlight(ControllerRig& rig, const Flags& flags) {
   PrintErrors(driver);
   std::printf("client: at most %zu calls in flight at once (sampled: %zu)\n",
               driver.max_in_flight(), peak_client);
-  std::printf("plugin: at most %ld open journal entries seen at once (sampled every 200 ms)\n",
-              peak_journal);
   std::printf("plugin RSS: idle %.1f MiB, sampled peak %.1f MiB, VmHWM %.1f MiB\n", MiB(rss_idle),
               MiB(peak_rss), MiB(hwm));
   plugin->Signal(SIGTERM);

@@ -89,7 +89,9 @@ const char* VolumeStepName(VolumeStep step) {
 std::shared_ptr<grpc::Channel> ReconnectingUnixChannel(const std::string& socket_path) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  // gRPC also uses this as the connect timeout (the handshake included): keep it long, or a
+  // busy process (10,000 calls queued on a connecting channel) times its handshakes out.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   return grpc::CreateCustomChannel("unix:" + socket_path, grpc::InsecureChannelCredentials(), args);
 }

@@ -76,7 +76,8 @@ class VolumeDriver {
   size_t max_in_flight_ = 0;
 };
 
-// A channel to a unix socket that reconnects quickly (100 ms .. 1 s) after the server went away.
+// A channel to a unix socket that retries connecting quickly (every 100 ms .. 1 s) after the
+// server went away.
 std::shared_ptr<grpc::Channel> ReconnectingUnixChannel(const std::string& socket_path);
 
 // q-quantile (0..1) of `values` (sorted in place); 0 when empty.
