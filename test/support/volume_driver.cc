@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "csi.grpc.pb.h"
+#include "util/status.h"
 
 namespace oxide::testing {
 namespace {
@@ -20,44 +21,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 const char* CodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK:
-      return "OK";
-    case grpc::StatusCode::CANCELLED:
-      return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN:
-      return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND:
-      return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS:
-      return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED:
-      return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE:
-      return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED:
-      return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL:
-      return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE:
-      return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS:
-      return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED:
-      return "UNAUTHENTICATED";
-    default:
-      return "?";
-  }
+  return StatusCodeName(static_cast<StatusCode>(code));  // the same numbers
 }
 
 csi::v1::VolumeCapability BlockCapability() {
@@ -116,16 +80,8 @@ struct VolumeDriver::Impl {
     grpc::ClientContext context;
     grpc::Status status;
     Clock::time_point started;
-    csi::v1::CreateVolumeResponse create;
-    csi::v1::ControllerPublishVolumeResponse publish;
-    csi::v1::ControllerUnpublishVolumeResponse unpublish;
-    csi::v1::DeleteVolumeResponse remove;
-    std::unique_ptr<grpc::ClientAsyncResponseReader<csi::v1::CreateVolumeResponse>> create_reader;
-    std::unique_ptr<grpc::ClientAsyncResponseReader<csi::v1::ControllerPublishVolumeResponse>>
-        publish_reader;
-    std::unique_ptr<grpc::ClientAsyncResponseReader<csi::v1::ControllerUnpublishVolumeResponse>>
-        unpublish_reader;
-    std::unique_ptr<grpc::ClientAsyncResponseReader<csi::v1::DeleteVolumeResponse>> delete_reader;
+    std::shared_ptr<void> pending;  // the response and its reader
+    csi::v1::CreateVolumeResponse* create = nullptr;
   };
   struct Timer : Tag {
     grpc::Alarm alarm;
@@ -147,6 +103,22 @@ struct VolumeDriver::Impl {
   size_t next_flow = 0;
   size_t active = 0;
   bool stopping = false;
+
+  template <typename Response>
+  struct Pending {
+    Response response;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<Response>> reader;
+  };
+
+  // Starts the stub's async `method` for `call`; the answer comes as the call's tag.
+  template <typename Response, typename Request, typename Method>
+  Response* Start(Call* call, Method method, const Request& request) {
+    auto pending = std::make_shared<Pending<Response>>();
+    pending->reader = (stub.get()->*method)(&call->context, request, &cq);
+    pending->reader->Finish(&pending->response, &call->status, call);
+    call->pending = pending;
+    return &pending->response;
+  }
 
   void StartFlows() {
     size_t cap = options.concurrency == 0 ? plans.size() : options.concurrency;
@@ -173,8 +145,8 @@ struct VolumeDriver::Impl {
         request.mutable_capacity_range()->set_required_bytes(
             static_cast<int64_t>(options.size_bytes));
         *request.add_volume_capabilities() = BlockCapability();
-        call->create_reader = stub->AsyncCreateVolume(&call->context, request, &cq);
-        call->create_reader->Finish(&call->create, &call->status, call);
+        call->create = Start<csi::v1::CreateVolumeResponse>(
+            call, &csi::v1::Controller::Stub::AsyncCreateVolume, request);
         break;
       }
       case VolumeStep::kPublish: {
@@ -182,23 +154,23 @@ struct VolumeDriver::Impl {
         request.set_volume_id(volume_id);
         request.set_node_id(plan.node_id);
         *request.mutable_volume_capability() = BlockCapability();
-        call->publish_reader = stub->AsyncControllerPublishVolume(&call->context, request, &cq);
-        call->publish_reader->Finish(&call->publish, &call->status, call);
+        Start<csi::v1::ControllerPublishVolumeResponse>(
+            call, &csi::v1::Controller::Stub::AsyncControllerPublishVolume, request);
         break;
       }
       case VolumeStep::kUnpublish: {
         csi::v1::ControllerUnpublishVolumeRequest request;
         request.set_volume_id(volume_id);
         request.set_node_id(plan.node_id);
-        call->unpublish_reader = stub->AsyncControllerUnpublishVolume(&call->context, request, &cq);
-        call->unpublish_reader->Finish(&call->unpublish, &call->status, call);
+        Start<csi::v1::ControllerUnpublishVolumeResponse>(
+            call, &csi::v1::Controller::Stub::AsyncControllerUnpublishVolume, request);
         break;
       }
       case VolumeStep::kDelete: {
         csi::v1::DeleteVolumeRequest request;
         request.set_volume_id(volume_id);
-        call->delete_reader = stub->AsyncDeleteVolume(&call->context, request, &cq);
-        call->delete_reader->Finish(&call->remove, &call->status, call);
+        Start<csi::v1::DeleteVolumeResponse>(call, &csi::v1::Controller::Stub::AsyncDeleteVolume,
+                                             request);
         break;
       }
       case VolumeStep::kDone:
@@ -235,7 +207,7 @@ struct VolumeDriver::Impl {
     }
     stats.ok_latency_ms.push_back(
         std::chrono::duration<double, std::milli>(Clock::now() - call->started).count());
-    if (call->step == VolumeStep::kCreate) result.volume_id = call->create.volume().volume_id();
+    if (call->step == VolumeStep::kCreate) result.volume_id = call->create->volume().volume_id();
     flow->backoff = options.backoff_first;
     VolumeStep last = plans[flow->index].last;
     if (flow->step == last) {
