@@ -1,7 +1,5 @@
-// Controller benchmark: N volumes through Create → Publish → Unpublish → Delete at concurrency C
-// against oxide-sim with latency L; prints time vs. the ideal bound, throughput, per-RPC p50/p99,
-// plugin CPU per RPC and peak RSS; then holds M CreateVolume calls in flight and prints the RSS.
-//   controller_bench [--volumes N] [--concurrency C] [--latency-ms L] [--in-flight-test M]
+// Controller benchmark (README "Controller (issue 4)"): N volumes at concurrency C against
+// oxide-sim with latency L, then M CreateVolume calls at once. Flags: see Parse().
 #include <signal.h>
 
 #include <algorithm>
@@ -34,21 +32,23 @@ struct Flags {
 
 Flags Parse(int argc, char** argv) {
   Flags flags;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string name = argv[i];
-    int value = std::atoi(argv[i + 1]);
-    if (name == "--volumes")
-      flags.volumes = value;
-    else if (name == "--concurrency")
-      flags.concurrency = value;
-    else if (name == "--latency-ms")
-      flags.latency_ms = value;
-    else if (name == "--in-flight-test")
-      flags.in_flight = value;
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
+  const std::map<std::string, int*> known = {{"--volumes", &flags.volumes},
+                                             {"--concurrency", &flags.concurrency},
+                                             {"--latency-ms", &flags.latency_ms},
+                                             {"--in-flight-test", &flags.in_flight}};
+  for (int i = 1; i < argc; i += 2) {
+    auto flag = known.find(argv[i]);
+    if (flag == known.end() || i + 1 >= argc) {
+      std::fprintf(stderr,
+                   "usage: controller_bench [--volumes N] [--concurrency C] [--latency-ms L] "
+                   "[--in-flight-test M]\n");
       std::exit(2);
     }
+    *flag->second = std::atoi(argv[i + 1]);
+  }
+  if (flags.concurrency < 1 || flags.latency_ms < 0 || flags.volumes < 0 || flags.in_flight < 0) {
+    std::fprintf(stderr, "--concurrency must be at least 1; the others may not be negative\n");
+    std::exit(2);
   }
   return flags;
 }

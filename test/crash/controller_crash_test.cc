@@ -1,6 +1,5 @@
-// Crash test of the controller: 200 volumes driven concurrently through Create → Publish →
-// Unpublish (→ Delete) by a retrying client while the real plugin is SIGKILLed and restarted;
-// then the simulator and the plugin's journal must agree exactly with what the client asked for.
+// Crash test: 200 volumes driven by a retrying client while the real plugin is SIGKILLed and
+// restarted; afterwards the simulator's disks and the plugin's journal must match exactly.
 #include <gtest/gtest.h>
 #include <signal.h>
 

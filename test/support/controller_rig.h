@@ -1,6 +1,5 @@
-// The real oxide-sim plus the real plugin configured in controller mode against it, for the crash
-// test and the controller benchmark: instances through the sim's control API, disk listing, and
-// /proc figures of a process. Main (test or bench) thread only.
+// The real oxide-sim and the real plugin in controller mode against it (crash test, controller
+// benchmark), plus SQLite and /proc readers. Main (test or bench) thread only.
 #pragma once
 
 #include <sys/types.h>

@@ -1,7 +1,5 @@
-// An async CSI Controller client that drives many volumes through Create → Publish → Unpublish
-// → Delete, each by its own state machine, retrying like the Kubernetes sidecars (per-call
-// deadline, exponential backoff with jitter on any error). Run() uses the calling thread only;
-// in_flight() and done_count() may be read from any thread.
+// Async CSI client driving volumes through Create → Publish → Unpublish → Delete, retrying like the
+// sidecars (deadline, jittered backoff). Run() on one thread; in_flight()/done_count() any thread.
 #pragma once
 
 #include <grpcpp/channel.h>
