@@ -35,19 +35,9 @@ csi::v1::VolumeCapability BlockCapability() {
 }  // namespace
 
 const char* VolumeStepName(VolumeStep step) {
-  switch (step) {
-    case VolumeStep::kCreate:
-      return "CreateVolume";
-    case VolumeStep::kPublish:
-      return "ControllerPublishVolume";
-    case VolumeStep::kUnpublish:
-      return "ControllerUnpublishVolume";
-    case VolumeStep::kDelete:
-      return "DeleteVolume";
-    case VolumeStep::kDone:
-      return "done";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"CreateVolume", "ControllerPublishVolume",
+                                           "ControllerUnpublishVolume", "DeleteVolume", "done"};
+  return kNames[static_cast<int>(step)];
 }
 
 std::shared_ptr<grpc::Channel> ReconnectingUnixChannel(const std::string& socket_path) {
