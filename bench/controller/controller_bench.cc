@@ -1,0 +1,228 @@
+// Controller benchmark (README "Controller (issue 4)"): N volumes at concurrency C against
+// oxide-sim with latency L, then M CreateVolume calls at once. Flags: see Parse().
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "support/controller_rig.h"
+#include "support/volume_driver.h"
+
+namespace oxide::bench {
+namespace {
+
+using namespace oxide::testing;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kConnectionCap = 32;  // the plugin's Oxide client: max_host_connections
+
+struct Flags {
+  int volumes = 2000;
+  int concurrency = 100;
+  int latency_ms = 50;
+  int in_flight = 10000;
+};
+
+Flags Parse(int argc, char** argv) {
+  Flags flags;
+  const std::map<std::string, int*> known = {{"--volumes", &flags.volumes},
+                                             {"--concurrency", &flags.concurrency},
+                                             {"--latency-ms", &flags.latency_ms},
+                                             {"--in-flight-test", &flags.in_flight}};
+  for (int i = 1; i < argc; i += 2) {
+    auto flag = known.find(argv[i]);
+    if (flag == known.end() || i + 1 >= argc) {
+      std::fprintf(stderr,
+                   "usage: controller_bench [--volumes N] [--concurrency C] [--latency-ms L] "
+                   "[--in-flight-test M]\n");
+      std::exit(2);
+    }
+    *flag->second = std::atoi(argv[i + 1]);
+  }
+  if (flags.concurrency < 1 || flags.latency_ms < 0 || flags.volumes < 0 || flags.in_flight < 0) {
+    std::fprintf(stderr, "--concurrency must be at least 1; the others may not be negative\n");
+    std::exit(2);
+  }
+  return flags;
+}
+
+double MiB(long kib) {
+  return static_cast<double>(kib) / 1024.0;
+}
+
+// Oxide requests in the sim's request log, by operationId; clears the log.
+std::map<std::string, int> TakeRequestLog(ControllerRig& rig) {
+  nlohmann::json log;
+  rig.Control("GET", "/__sim/requests", nullptr, &log);
+  rig.Control("DELETE", "/__sim/requests", nullptr, nullptr);
+  std::map<std::string, int> counts;
+  if (!log.is_object()) return counts;
+  for (const nlohmann::json& request : log["requests"])
+    ++counts[request.value("operation", "?")];
+  return counts;
+}
+
+std::unique_ptr<PluginProcess> StartPlugin(ControllerRig& rig) {
+  auto plugin = rig.LaunchPlugin();
+  if (!plugin->WaitServing(rig.plugin().socket_path())) {
+    std::fprintf(stderr, "the plugin did not start; its log:\n%s\n", plugin->Log().c_str());
+    std::exit(1);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // start-up credentials check
+  return plugin;
+}
+
+// A channel that is connected already, so the first calls do not wait for the connection.
+std::shared_ptr<grpc::Channel> ConnectedChannel(ControllerRig& rig) {
+  auto channel = ReconnectingUnixChannel(rig.plugin().socket_path());
+  if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
+    std::fprintf(stderr, "cannot connect to the plugin\n");
+    std::exit(1);
+  }
+  return channel;
+}
+
+void PrintErrors(const VolumeDriver& driver) {
+  for (int step = 0; step < kVolumeSteps; ++step) {
+    const StepStats& stats = driver.stats(static_cast<VolumeStep>(step));
+    for (const auto& [code, count] : stats.errors) {
+      std::printf("  errors: %s %s x%llu, e.g. \"%s\"\n",
+                  VolumeStepName(static_cast<VolumeStep>(step)), code.c_str(),
+                  static_cast<unsigned long long>(count), stats.examples.at(code).c_str());
+    }
+  }
+}
+
+void RunThroughput(ControllerRig& rig, const Flags& flags) {
+  const int instances = std::max(1, flags.concurrency);
+  std::vector<std::string> nodes = rig.CreateStoppedInstances(instances, "bench-node");
+  if (nodes.empty()) {
+    std::fprintf(stderr, "cannot create instances\n");
+    std::exit(1);
+  }
+  std::vector<VolumePlan> plans;
+  for (int i = 0; i < flags.volumes; ++i) {
+    // Volume i goes to node i % C: at most ~1 volume per node is in progress at a time.
+    plans.push_back({.name = "bench-vol-" + std::to_string(i),
+                     .node_id = nodes[static_cast<size_t>(i % instances)],
+                     .last = VolumeStep::kDelete});
+  }
+  auto plugin = StartPlugin(rig);
+  TakeRequestLog(rig);
+  VolumeDriver driver(ConnectedChannel(rig), plans,
+                      {.deadline = std::chrono::seconds(120),
+                       .concurrency = static_cast<size_t>(flags.concurrency)});
+  const double cpu_before = ProcessCpuSeconds(plugin->pid());
+  const auto started = Clock::now();
+  bool done = driver.Run(std::chrono::minutes(20));
+  const double wall = std::chrono::duration<double>(Clock::now() - started).count();
+  const double cpu = ProcessCpuSeconds(plugin->pid()) - cpu_before;
+  const long hwm = ProcessStatusKiB(plugin->pid(), "VmHWM");
+  std::map<std::string, int> oxide = TakeRequestLog(rig);
+
+  uint64_t rpcs = 0, attempts = 0;
+  for (int step = 0; step < kVolumeSteps; ++step) {
+    rpcs += driver.stats(static_cast<VolumeStep>(step)).ok_latency_ms.size();
+    attempts += driver.stats(static_cast<VolumeStep>(step)).attempts;
+  }
+  int requests = 0;
+  for (const auto& [operation, count] : oxide)
+    requests += count;
+  const double per_volume = static_cast<double>(requests) / flags.volumes;
+  const double latency_s = flags.latency_ms / 1000.0;
+  const double connection_bound =
+      flags.volumes * per_volume * latency_s / std::min(flags.concurrency, kConnectionCap);
+  const double chain_bound = flags.volumes * (per_volume * latency_s) / flags.concurrency;
+  const double ideal = std::max(connection_bound, chain_bound);
+
+  std::printf("== throughput: N=%d volumes, C=%d, L=%d ms, connection cap %d ==\n", flags.volumes,
+              flags.concurrency, flags.latency_ms, kConnectionCap);
+  std::printf("completed: %s (%zu/%d volumes), %llu RPCs OK, %llu attempts\n",
+              done ? "all" : "NOT ALL", driver.done_count(), flags.volumes,
+              static_cast<unsigned long long>(rpcs), static_cast<unsigned long long>(attempts));
+  PrintErrors(driver);
+  std::printf("Oxide requests: %d (R = %.2f per volume):", requests, per_volume);
+  for (const auto& [operation, count] : oxide)
+    std::printf(" %s=%d", operation.c_str(), count);
+  std::printf("\n");
+  std::printf("ideal: connection bound N*R*L/min(C,cap) = %.2f s; chain bound N*(R*L)/C = %.2f s\n",
+              connection_bound, chain_bound);
+  std::printf("total wall time: %.2f s = %.3f x ideal (%.2f s)\n", wall, wall / ideal, ideal);
+  std::printf("throughput: %.1f volumes/s, %.1f RPCs/s\n", flags.volumes / wall, rpcs / wall);
+  for (int step = 0; step < kVolumeSteps; ++step) {
+    std::vector<double> latencies = driver.stats(static_cast<VolumeStep>(step)).ok_latency_ms;
+    double p50 = Quantile(latencies, 0.5);
+    double p99 = Quantile(latencies, 0.99);
+    std::printf("  %-26s p50 %8.1f ms   p99 %8.1f ms   (%zu calls)\n",
+                VolumeStepName(static_cast<VolumeStep>(step)), p50, p99, latencies.size());
+  }
+  std::printf("plugin CPU: %.3f s over the run = %.1f us per RPC\n", cpu,
+              rpcs > 0 ? cpu * 1e6 / static_cast<double>(rpcs) : 0.0);
+  std::printf("plugin peak RSS (VmHWM): %.1f MiB\n", MiB(hwm));
+  plugin->Signal(SIGTERM);
+  plugin->WaitExit();
+}
+
+void RunInFlight(ControllerRig& rig, const Flags& flags) {
+  // A fresh plugin process on the same state database, so VmHWM is this test's peak.
+  auto plugin = StartPlugin(rig);
+  const long rss_idle = ProcessStatusKiB(plugin->pid(), "VmRSS");
+  std::vector<VolumePlan> plans;
+  for (int i = 0; i < flags.in_flight; ++i)
+    plans.push_back(
+        {.name = "inflight-vol-" + std::to_string(i), .node_id = "", .last = VolumeStep::kCreate});
+  VolumeDriver driver(ConnectedChannel(rig), plans,
+                      {.deadline = std::chrono::minutes(10), .concurrency = 0});
+  // Samples, while the client runs: client-side calls in flight and the plugin's RSS (its
+  // database cannot be read meanwhile: the plugin holds it locked).
+  std::atomic<bool> stop{false};
+  size_t peak_client = 0;
+  long peak_rss = 0;
+  std::thread sampler([&] {
+    while (!stop) {
+      size_t client = driver.in_flight();
+      long rss = ProcessStatusKiB(plugin->pid(), "VmRSS");
+      peak_client = std::max(peak_client, client);
+      peak_rss = std::max(peak_rss, rss);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  const auto started = Clock::now();
+  bool done = driver.Run(std::chrono::minutes(15));
+  const double wall = std::chrono::duration<double>(Clock::now() - started).count();
+  stop = true;
+  sampler.join();
+  const long hwm = ProcessStatusKiB(plugin->pid(), "VmHWM");
+  std::printf("== in flight: M=%d CreateVolume calls at once, L=%d ms ==\n", flags.in_flight,
+              flags.latency_ms);
+  std::printf("completed: %s (%zu/%d) in %.1f s\n", done ? "all" : "NOT ALL", driver.done_count(),
+              flags.in_flight, wall);
+  PrintErrors(driver);
+  std::printf("client: at most %zu calls in flight at once (sampled: %zu)\n",
+              driver.max_in_flight(), peak_client);
+  std::printf("plugin RSS: idle %.1f MiB, sampled peak %.1f MiB, VmHWM %.1f MiB\n", MiB(rss_idle),
+              MiB(peak_rss), MiB(hwm));
+  plugin->Signal(SIGTERM);
+  plugin->WaitExit();
+}
+
+}  // namespace
+}  // namespace oxide::bench
+
+int main(int argc, char** argv) {
+  using namespace oxide::bench;
+  Flags flags = Parse(argc, argv);
+  oxide::testing::ControllerRig rig(
+      "bench", {"--fault", "*:latency_ms=" + std::to_string(flags.latency_ms)});
+  if (!rig.sim().running()) return 1;
+  if (flags.volumes > 0) RunThroughput(rig, flags);
+  if (flags.in_flight > 0) RunInFlight(rig, flags);
+  return 0;
+}
