@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -222,6 +223,11 @@ int main(int argc, char** argv) {
   oxide::testing::ControllerRig rig(
       "bench", {"--fault", "*:latency_ms=" + std::to_string(flags.latency_ms)});
   if (!rig.sim().running()) return 1;
+  // Extra plugin flags for A/B runs, e.g. OXIDE_BENCH_PLUGIN_ARGS="--commit-window-ms=0".
+  if (const char* extra = std::getenv("OXIDE_BENCH_PLUGIN_ARGS")) {
+    std::istringstream words(extra);
+    for (std::string word; words >> word;) rig.plugin().args.push_back(word);
+  }
   if (flags.volumes > 0) RunThroughput(rig, flags);
   if (flags.in_flight > 0) RunInFlight(rig, flags);
   return 0;

@@ -74,7 +74,8 @@ int RunPlugin(const Settings& settings) {
   store::StateDb* db = state_db->get();
 
   EventLoop loop;
-  auto commit = std::make_unique<store::GroupCommit>(loop.uv(), db);
+  auto commit = std::make_unique<store::GroupCommit>(
+      loop.uv(), db, std::chrono::milliseconds(settings.commit_window_ms));
   std::vector<engine::IdentityService::HealthCheck> health = {[db] { return db->Health(); }};
   rpc::CsiHandlers handlers;
 
@@ -100,7 +101,9 @@ int RunPlugin(const Settings& settings) {
 
   rpc::CsiServer server(&loop, std::move(handlers));
   Status started =
-      server.Start({.socket_path = settings.socket_path, .socket_mode = settings.socket_mode});
+      server.Start({.socket_path = settings.socket_path,
+                    .socket_mode = settings.socket_mode,
+                    .pump_spin = std::chrono::microseconds(settings.rpc_spin_us)});
   if (!started.ok()) {
     log::Error("cannot start: " + started.message());
     return 2;

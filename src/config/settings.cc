@@ -129,6 +129,18 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseInt("shutdown-grace-seconds", v, 0, 3600, 10, &s.shutdown_grace_seconds);
        }},
+      {"commit-window-ms", nullptr, "N", "2",
+       "group commit: writes of the next N ms share one transaction and one fsync (0: commit at "
+       "the end of each loop turn); each answer waits for its commit",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("commit-window-ms", v, 0, 100, 10, &s.commit_window_ms);
+       }},
+      {"rpc-spin-us", nullptr, "N", "0",
+       "after handling gRPC events, poll N microseconds for the next before sleeping (lower "
+       "latency at light load for more CPU)",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("rpc-spin-us", v, 0, 1000, 10, &s.rpc_spin_us);
+       }},
       {"topology-zone", nullptr, "NAME", "default",
        "value reported for the topology key topology.csi.oxide.computer/zone",
        [](Settings& s, const std::string& v) {

@@ -1,10 +1,12 @@
-// Group commit: every write the loop thread makes during one loop turn goes into one SQLite
-// transaction, committed (one fsync) just before the loop would wait for I/O again. Callers
-// register what must wait for durability (an RPC's answer) with WhenDurable(). Loop thread only.
+// Group commit: the writes the loop thread makes go into one SQLite transaction, committed (one
+// fsync) `window` after its first write — or, with a zero window, just before the loop would wait
+// for I/O again — so that many calls share one fsync. Callers register what must wait for
+// durability (an RPC's answer) with WhenDurable(). Loop thread only.
 #pragma once
 
 #include <uv.h>
 
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -15,7 +17,8 @@ namespace oxide::store {
 
 class GroupCommit {
  public:
-  GroupCommit(uv_loop_t* loop, StateDb* db);
+  GroupCommit(uv_loop_t* loop, StateDb* db,
+              std::chrono::milliseconds window = std::chrono::milliseconds(0));
   // Commits what is pending, then closes its loop handle (the loop must run once more).
   ~GroupCommit();
   GroupCommit(const GroupCommit&) = delete;
@@ -35,10 +38,14 @@ class GroupCommit {
 
  private:
   static void OnPrepare(uv_prepare_t* handle);
+  static void OnWindowEnd(uv_timer_t* handle);
   void Arm();
 
   StateDb* db_;
+  std::chrono::milliseconds window_;
   uv_prepare_t* prepare_;  // heap: freed by its close callback, which may run after us
+  uv_timer_t* window_timer_;  // likewise
+  bool window_open_ = false;
   bool in_transaction_ = false;
   bool armed_ = false;
   uint64_t commits_ = 0;

@@ -185,3 +185,37 @@ TEST(VolumeStoreMigration, ASchemaOneDatabaseIsUpgradedKeepingItsData) {
 
 }  // namespace
 }  // namespace oxide::store
+
+namespace oxide::store {
+namespace {
+
+TEST(GroupCommitWindow, WritesWithinTheWindowShareOneCommitAndAnswersWaitForIt) {
+  TempDir dir;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  {
+    auto db = StateDb::Open(dir.File("state.db"));
+    ASSERT_TRUE(db.ok());
+    GroupCommit commit(&loop, db->get(), std::chrono::milliseconds(30));
+    VolumeStore store(db->get(), &commit);
+    int durable = 0;
+    ASSERT_TRUE(store.Put(Row("first")).ok());
+    commit.WhenDurable([&](Status s) { durable += s.ok(); });
+    uv_run(&loop, UV_RUN_NOWAIT);  // a loop turn ends: the window keeps the transaction open
+    EXPECT_EQ(durable, 0);
+    ASSERT_TRUE(store.Put(Row("second")).ok());  // a later turn joins the same transaction
+    commit.WhenDurable([&](Status s) { durable += s.ok(); });
+    auto started = std::chrono::steady_clock::now();
+    while (durable < 2 && std::chrono::steady_clock::now() - started < std::chrono::seconds(5)) {
+      uv_run(&loop, UV_RUN_ONCE);
+    }
+    EXPECT_EQ(durable, 2);
+    EXPECT_EQ(commit.commits(), 1u);
+    EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(20));
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+}
+
+}  // namespace
+}  // namespace oxide::store
