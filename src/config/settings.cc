@@ -135,7 +135,7 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseInt("commit-window-ms", v, 0, 100, 10, &s.commit_window_ms);
        }},
-      {"rpc-spin-us", nullptr, "N", "0",
+      {"rpc-spin-us", nullptr, "N", "50",
        "after handling gRPC events, poll N microseconds for the next before sleeping (lower "
        "latency at light load for more CPU)",
        [](Settings& s, const std::string& v) {

@@ -32,7 +32,7 @@ struct Settings {
   log::Format log_format = log::Format::kText;
   int shutdown_grace_seconds = 15;
   int commit_window_ms = 2;  // group commit: how long a transaction gathers writes
-  int rpc_spin_us = 0;       // how long the loop polls for the next gRPC event before sleeping
+  int rpc_spin_us = 50;      // how long the loop polls for the next gRPC event before sleeping
   std::string topology_zone = "default";
 
   // Controller: the Oxide API.
