@@ -3,9 +3,11 @@
 #include <uv.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 
 #include "engine/identity_service.h"
+#include "engine/node_service.h"
 #include "loop/event_loop.h"
 #include "rpc/csi_server.h"
 #include "store/state_db.h"
@@ -60,6 +62,11 @@ int RunPlugin(const Settings& settings) {
     log::Warn("--oxide-insecure: TLS verification of the Oxide API is OFF; use this only in tests");
   }
 
+  if (settings.ServesNode()) {
+    // Node operations (mkfs, mount, device scans) run on libuv's worker pool; 4 workers would
+    // serialise a node staging many volumes at once. Set before the pool's first use.
+    setenv("UV_THREADPOOL_SIZE", "16", 0);
+  }
   auto state_db = store::StateDb::Open(settings.state_db);
   if (!state_db.ok()) {
     log::Error("cannot start: " + state_db.status().message());
@@ -71,6 +78,22 @@ int RunPlugin(const Settings& settings) {
   engine::IdentityService identity(settings, {[db] { return db->Health(); }});
   rpc::CsiHandlers handlers;
   identity.Register(handlers);
+
+  std::unique_ptr<engine::NodeService> node;
+  if (settings.ServesNode()) {
+    int max_volumes = engine::NodeService::MaxVolumesPerNode(settings);
+    node = std::make_unique<engine::NodeService>(settings, &loop, db, max_volumes);
+    // Before serving: rows left by a crash are completed or rolled back from the mounts.
+    Status reconciled = node->Reconcile();
+    if (!reconciled.ok()) {
+      log::Error("cannot start: node state reconciliation failed: " + reconciled.message());
+      return 2;
+    }
+    node->Register(handlers);
+    log::Info("node service ready", {{"instance_id", settings.instance_id},
+                                     {"max_volumes_per_node", std::to_string(max_volumes)},
+                                     {"sysfs_root", settings.sysfs_root}});
+  }
 
   rpc::CsiServer server(&loop, std::move(handlers));
   Status started =
@@ -88,6 +111,7 @@ int RunPlugin(const Settings& settings) {
 
   SignalWatch signals(&loop, [&] {
     server.Shutdown(std::chrono::seconds(settings.shutdown_grace_seconds), [&] {
+      if (node) node->Shutdown();
       signals.Close();
       loop.Stop();
     });

@@ -19,5 +19,6 @@ struct Command {
 };
 
 std::vector<Command> IdentityCommands();
+std::vector<Command> NodeCommands();
 
 }  // namespace oxide::cli
