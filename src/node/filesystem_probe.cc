@@ -16,7 +16,10 @@
 namespace oxide::node {
 namespace {
 
-constexpr size_t kEdgeBytes = 1024 * 1024;
+// Filesystems and partition tables keep their metadata at the start (and GPT a copy at the end):
+// a disk whose first 8 MiB and last MiB are zeros has never held either.
+constexpr size_t kHeadBytes = 8 * 1024 * 1024;
+constexpr size_t kTailBytes = 1024 * 1024;
 
 std::map<std::string, std::string> ParseExport(const std::string& text) {
   std::map<std::string, std::string> values;
@@ -29,7 +32,7 @@ std::map<std::string, std::string> ParseExport(const std::string& text) {
   return values;
 }
 
-// True when the first and last kEdgeBytes of the device read as zeros.
+// True when the first kHeadBytes and the last kTailBytes of the device read as zeros.
 StatusOr<bool> EdgesAreZero(const std::string& device_node) {
   int fd = open(device_node.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return FailedPrecondition("cannot open " + device_node + ": " + std::strerror(errno));
@@ -38,10 +41,15 @@ StatusOr<bool> EdgesAreZero(const std::string& device_node) {
     close(fd);
     return FailedPrecondition("cannot read the size of " + device_node);
   }
-  std::vector<char> buffer(kEdgeBytes);
+  std::vector<char> buffer(kHeadBytes);
   bool zero = true;
-  for (uint64_t offset : {uint64_t{0}, size > kEdgeBytes ? size - kEdgeBytes : uint64_t{0}}) {
-    ssize_t n = pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(offset));
+  struct Range {
+    uint64_t offset;
+    size_t length;
+  };
+  for (Range range :
+       {Range{0, kHeadBytes}, Range{size > kTailBytes ? size - kTailBytes : 0, kTailBytes}}) {
+    ssize_t n = pread(fd, buffer.data(), range.length, static_cast<off_t>(range.offset));
     if (n < 0) {
       close(fd);
       return FailedPrecondition("cannot read " + device_node + ": " + std::strerror(errno));

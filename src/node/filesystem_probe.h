@@ -1,6 +1,6 @@
 // What a block device holds, so that the node never formats a disk with data on it: blkid's
 // low-level probe (filesystems, partition tables, RAID/LVM signatures) plus a check that the
-// first and last MiB are zero. Blocking: call off the loop thread.
+// first 8 MiB and the last MiB are zeros. Blocking: call off the loop thread.
 #pragma once
 
 #include <string>
@@ -11,8 +11,8 @@ namespace oxide::node {
 
 struct DeviceContent {
   enum class Kind {
-    kBlank,           // no signature and the first and last MiB are zeros: safe to format
-    kFilesystem,      // fs_type says which
+    kBlank,       // no signature and the first 8 MiB and the last MiB are zeross: safe to format
+    kFilesystem,  // fs_type says which
     kPartitionTable,  // detail says which (gpt, dos, ...)
     kUnknownData,     // no signature but not zeros, or another signature (LVM, RAID, swap, ...)
   };

@@ -13,7 +13,7 @@ class LoopDisk {
   // Creates `image` (sparse, `size_mib` MiB), attaches it, and, when `serial` is not empty,
   // adds it under `sysfs_root`. Check ok() afterwards.
   LoopDisk(const std::string& image, const std::string& sysfs_root, const std::string& serial,
-           int size_mib = 256);
+           int size_mib = 512);
   ~LoopDisk();
   LoopDisk(const LoopDisk&) = delete;
   LoopDisk& operator=(const LoopDisk&) = delete;

@@ -31,7 +31,7 @@ class NodeTest : public ::testing::Test {
   void KillPlugin();  // SIGKILL and wait
 
   // A new loop disk whose serial is `serial` (shown in the fake sysfs tree).
-  LoopDisk& AddDisk(const std::string& serial, int size_mib = 256);
+  LoopDisk& AddDisk(const std::string& serial, int size_mib = 512);
 
   std::string Path(const std::string& name) const { return setup_->File(name); }
   const std::string& sysfs() const { return sysfs_root_; }
