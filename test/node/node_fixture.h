@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "csi.grpc.pb.h"
-#include "loop_disk.h"
+#include "support/loop_disk.h"
 #include "support/plugin_setup.h"
 
 namespace oxide::testing {

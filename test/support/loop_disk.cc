@@ -1,4 +1,4 @@
-#include "loop_disk.h"
+#include "support/loop_disk.h"
 
 #include <sys/mount.h>
 

@@ -1,0 +1,203 @@
+// Node benchmark: through the real plugin binary on its unix socket, with real 1 GiB loop
+// devices (sparse files) shown in a fake sysfs tree: stage + publish of a blank ext4 volume
+// (mkfs included) and of an already formatted one, and 8 volumes staged concurrently vs. one by
+// one. Needs root.
+//
+//   node_bench [--repeats N] [--fs-type ext4|xfs]
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "csi.grpc.pb.h"
+#include "support/loop_disk.h"
+#include "support/plugin_setup.h"
+
+namespace oxide::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using testing::LoopDisk;
+
+double Ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+std::string Serial(int i) {
+  char text[32];
+  std::snprintf(text, sizeof text, "csi-%016x", 0xbe00 + i);
+  return text;
+}
+
+class Bench {
+ public:
+  Bench(std::string fs_type) : fs_type_(std::move(fs_type)) {
+    std::filesystem::create_directories(setup_.File("sys/block"));
+    setup_.args.push_back("--sysfs-root=" + setup_.File("sys"));
+    setup_.args.push_back("--log-level=warn");
+    plugin_ = setup_.Start();
+    stub_ = csi::v1::Node::NewStub(testing::UnixChannel(setup_.socket_path()));
+    capability_.mutable_mount()->set_fs_type(fs_type_);
+    capability_.mutable_access_mode()->set_mode(
+        csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+  }
+
+  LoopDisk& NewDisk() {
+    int i = static_cast<int>(disks_.size());
+    disks_.push_back(std::make_unique<LoopDisk>(setup_.File("d" + std::to_string(i) + ".img"),
+                                                setup_.File("sys"), Serial(i), 1024));
+    if (!disks_.back()->ok()) Die("cannot attach a loop device");
+    return *disks_.back();
+  }
+  int disk_count() const { return static_cast<int>(disks_.size()); }
+
+  std::string Staging(int i) const { return setup_.File("stage/" + std::to_string(i)); }
+  std::string Target(int i) const { return setup_.File("pods/" + std::to_string(i)); }
+  std::string Volume(int i) const { return "bench-vol-" + std::to_string(i); }
+
+  void Stage(int i) {
+    csi::v1::NodeStageVolumeRequest request;
+    request.set_volume_id(Volume(i));
+    request.set_staging_target_path(Staging(i));
+    *request.mutable_volume_capability() = capability_;
+    (*request.mutable_publish_context())["diskName"] = Serial(i) + "-bench";
+    grpc::ClientContext context;
+    csi::v1::NodeStageVolumeResponse response;
+    Check(stub_->NodeStageVolume(&context, request, &response), "stage");
+  }
+  void Publish(int i) {
+    csi::v1::NodePublishVolumeRequest request;
+    request.set_volume_id(Volume(i));
+    request.set_staging_target_path(Staging(i));
+    request.set_target_path(Target(i));
+    *request.mutable_volume_capability() = capability_;
+    grpc::ClientContext context;
+    csi::v1::NodePublishVolumeResponse response;
+    Check(stub_->NodePublishVolume(&context, request, &response), "publish");
+  }
+  void Unpublish(int i) {
+    csi::v1::NodeUnpublishVolumeRequest request;
+    request.set_volume_id(Volume(i));
+    request.set_target_path(Target(i));
+    grpc::ClientContext context;
+    csi::v1::NodeUnpublishVolumeResponse response;
+    Check(stub_->NodeUnpublishVolume(&context, request, &response), "unpublish");
+  }
+  void Unstage(int i) {
+    csi::v1::NodeUnstageVolumeRequest request;
+    request.set_volume_id(Volume(i));
+    request.set_staging_target_path(Staging(i));
+    grpc::ClientContext context;
+    csi::v1::NodeUnstageVolumeResponse response;
+    Check(stub_->NodeUnstageVolume(&context, request, &response), "unstage");
+  }
+
+  [[noreturn]] void Die(const std::string& why) {
+    std::fprintf(stderr, "node_bench: %s\n%s\n", why.c_str(), plugin_->Log().c_str());
+    std::exit(1);
+  }
+
+ private:
+  void Check(const grpc::Status& status, const char* what) {
+    if (!status.ok()) Die(std::string(what) + " failed: " + status.error_message());
+  }
+
+  std::string fs_type_;
+  testing::PluginSetup setup_{"node"};
+  std::unique_ptr<testing::PluginProcess> plugin_;
+  std::unique_ptr<csi::v1::Node::Stub> stub_;
+  csi::v1::VolumeCapability capability_;
+  std::vector<std::unique_ptr<LoopDisk>> disks_;
+};
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+int Run(int repeats, const std::string& fs_type) {
+  Bench bench(fs_type);
+  std::vector<double> blank_stage, blank_publish, formatted_stage, formatted_publish;
+  for (int r = 0; r < repeats; ++r) {
+    bench.NewDisk();
+    int i = bench.disk_count() - 1;
+    auto t0 = Clock::now();
+    bench.Stage(i);
+    auto t1 = Clock::now();
+    bench.Publish(i);
+    auto t2 = Clock::now();
+    blank_stage.push_back(Ms(t1 - t0));
+    blank_publish.push_back(Ms(t2 - t1));
+    bench.Unpublish(i);
+    bench.Unstage(i);
+    auto t3 = Clock::now();
+    bench.Stage(i);
+    auto t4 = Clock::now();
+    bench.Publish(i);
+    auto t5 = Clock::now();
+    formatted_stage.push_back(Ms(t4 - t3));
+    formatted_publish.push_back(Ms(t5 - t4));
+    bench.Unpublish(i);
+    bench.Unstage(i);
+  }
+  std::printf("1 GiB %s volume, median of %d (ms)     stage    publish   stage+publish\n",
+              fs_type.c_str(), repeats);
+  std::printf("  blank (mkfs included)            %8.1f %10.1f %13.1f\n", Median(blank_stage),
+              Median(blank_publish), Median(blank_stage) + Median(blank_publish));
+  std::printf("  already formatted                %8.1f %10.1f %13.1f\n", Median(formatted_stage),
+              Median(formatted_publish), Median(formatted_stage) + Median(formatted_publish));
+
+  constexpr int kVolumes = 8;
+  std::vector<int> sequential, concurrent;
+  for (int v = 0; v < kVolumes; ++v) {
+    bench.NewDisk();
+    sequential.push_back(bench.disk_count() - 1);
+  }
+  for (int v = 0; v < kVolumes; ++v) {
+    bench.NewDisk();
+    concurrent.push_back(bench.disk_count() - 1);
+  }
+  auto s0 = Clock::now();
+  for (int i : sequential)
+    bench.Stage(i);
+  double one_by_one = Ms(Clock::now() - s0);
+  auto c0 = Clock::now();
+  std::vector<std::future<void>> calls;
+  for (int i : concurrent)
+    calls.push_back(std::async(std::launch::async, [&bench, i] { bench.Stage(i); }));
+  for (auto& call : calls)
+    call.get();
+  double together = Ms(Clock::now() - c0);
+  std::printf("8 blank 1 GiB %s volumes staged (mkfs included), wall time (ms)\n", fs_type.c_str());
+  std::printf("  one by one                       %8.1f\n", one_by_one);
+  std::printf("  concurrently                     %8.1f   (%.2fx)\n", together,
+              one_by_one / together);
+  for (int i : sequential)
+    bench.Unstage(i);
+  for (int i : concurrent)
+    bench.Unstage(i);
+  return 0;
+}
+
+}  // namespace
+}  // namespace oxide::bench
+
+int main(int argc, char** argv) {
+  int repeats = 5;
+  std::string fs_type = "ext4";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--repeats") == 0) repeats = std::max(1, std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--fs-type") == 0) fs_type = argv[i + 1];
+  }
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "node_bench needs root (loop devices, mkfs, mount)\n");
+    return 2;
+  }
+  return oxide::bench::Run(repeats, fs_type);
+}
