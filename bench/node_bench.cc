@@ -17,6 +17,7 @@
 
 #include "csi.grpc.pb.h"
 #include "support/loop_disk.h"
+#include "support/node_client.h"
 #include "support/plugin_setup.h"
 
 namespace oxide::bench {
@@ -42,10 +43,8 @@ class Bench {
     setup_.args.push_back("--sysfs-root=" + setup_.File("sys"));
     setup_.args.push_back("--log-level=warn");
     plugin_ = setup_.Start();
-    stub_ = csi::v1::Node::NewStub(testing::UnixChannel(setup_.socket_path()));
-    capability_.mutable_mount()->set_fs_type(fs_type_);
-    capability_.mutable_access_mode()->set_mode(
-        csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+    client_ = std::make_unique<testing::NodeClient>(setup_.socket_path());
+    capability_ = testing::NodeClient::MountCapability(fs_type_);
   }
 
   LoopDisk& NewDisk() {
@@ -62,41 +61,13 @@ class Bench {
   std::string Volume(int i) const { return "bench-vol-" + std::to_string(i); }
 
   void Stage(int i) {
-    csi::v1::NodeStageVolumeRequest request;
-    request.set_volume_id(Volume(i));
-    request.set_staging_target_path(Staging(i));
-    *request.mutable_volume_capability() = capability_;
-    (*request.mutable_publish_context())["diskName"] = Serial(i) + "-bench";
-    grpc::ClientContext context;
-    csi::v1::NodeStageVolumeResponse response;
-    Check(stub_->NodeStageVolume(&context, request, &response), "stage");
+    Check(client_->Stage(Volume(i), Serial(i) + "-bench", Staging(i), capability_), "stage");
   }
   void Publish(int i) {
-    csi::v1::NodePublishVolumeRequest request;
-    request.set_volume_id(Volume(i));
-    request.set_staging_target_path(Staging(i));
-    request.set_target_path(Target(i));
-    *request.mutable_volume_capability() = capability_;
-    grpc::ClientContext context;
-    csi::v1::NodePublishVolumeResponse response;
-    Check(stub_->NodePublishVolume(&context, request, &response), "publish");
+    Check(client_->Publish(Volume(i), Staging(i), Target(i), capability_), "publish");
   }
-  void Unpublish(int i) {
-    csi::v1::NodeUnpublishVolumeRequest request;
-    request.set_volume_id(Volume(i));
-    request.set_target_path(Target(i));
-    grpc::ClientContext context;
-    csi::v1::NodeUnpublishVolumeResponse response;
-    Check(stub_->NodeUnpublishVolume(&context, request, &response), "unpublish");
-  }
-  void Unstage(int i) {
-    csi::v1::NodeUnstageVolumeRequest request;
-    request.set_volume_id(Volume(i));
-    request.set_staging_target_path(Staging(i));
-    grpc::ClientContext context;
-    csi::v1::NodeUnstageVolumeResponse response;
-    Check(stub_->NodeUnstageVolume(&context, request, &response), "unstage");
-  }
+  void Unpublish(int i) { Check(client_->Unpublish(Volume(i), Target(i)), "unpublish"); }
+  void Unstage(int i) { Check(client_->Unstage(Volume(i), Staging(i)), "unstage"); }
 
   [[noreturn]] void Die(const std::string& why) {
     std::fprintf(stderr, "node_bench: %s\n%s\n", why.c_str(), plugin_->Log().c_str());
@@ -111,7 +82,7 @@ class Bench {
   std::string fs_type_;
   testing::PluginSetup setup_{"node"};
   std::unique_ptr<testing::PluginProcess> plugin_;
-  std::unique_ptr<csi::v1::Node::Stub> stub_;
+  std::unique_ptr<testing::NodeClient> client_;
   csi::v1::VolumeCapability capability_;
   std::vector<std::unique_ptr<LoopDisk>> disks_;
 };

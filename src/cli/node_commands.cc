@@ -146,76 +146,70 @@ int Capabilities(const CliContext& context, const std::vector<std::string>&) {
   return kExitOk;
 }
 
+// Fills the fields `Request` has from the verb's flags; false (with `error`) on a usage error.
+template <typename Request>
+bool FillRequest(const NodeFlags& flags, Request* request, std::string* error) {
+  request->set_volume_id(flags.Get("volume-id"));
+  if constexpr (requires { request->set_staging_target_path(""); }) {
+    request->set_staging_target_path(flags.Get("staging-path"));
+  }
+  if constexpr (requires { request->set_target_path(""); }) {
+    request->set_target_path(flags.Get("target-path"));
+  }
+  if constexpr (requires { request->set_volume_path(""); }) {
+    request->set_volume_path(flags.Get("volume-path").empty() ? flags.Get("target-path")
+                                                              : flags.Get("volume-path"));
+  }
+  if constexpr (requires { request->set_readonly(true); }) request->set_readonly(flags.readonly);
+  if constexpr (requires { request->mutable_publish_context(); }) {
+    for (const auto& [key, value] : flags.publish_context) {
+      (*request->mutable_publish_context())[key] = value;
+    }
+    for (const auto& [key, value] : flags.volume_context) {
+      (*request->mutable_volume_context())[key] = value;
+    }
+  }
+  if constexpr (requires { request->mutable_volume_capability(); }) {
+    return FillCapability(flags, request->mutable_volume_capability(), error);
+  }
+  return true;
+}
+
+// A verb whose answer is empty: parse, fill, call, print "ok".
+template <typename Request, typename Response>
+int Call(const CliContext& context, const std::vector<std::string>& args,
+         grpc::Status (csi::v1::Node::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                     Response*)) {
+  NodeFlags flags = ParseFlags(args);
+  if (!flags.error.empty()) return Usage(flags.error);
+  Request request;
+  std::string error;
+  if (!FillRequest(flags, &request, &error)) return Usage(error);
+  Response response;
+  auto stub = csi::v1::Node::NewStub(context.channel);
+  return Done(context, (stub.get()->*method)(context.NewCall().get(), request, &response),
+              response);
+}
+
 int Stage(const CliContext& context, const std::vector<std::string>& args) {
-  NodeFlags flags = ParseFlags(args);
-  if (!flags.error.empty()) return Usage(flags.error);
-  csi::v1::NodeStageVolumeRequest request;
-  request.set_volume_id(flags.Get("volume-id"));
-  request.set_staging_target_path(flags.Get("staging-path"));
-  std::string error;
-  if (!FillCapability(flags, request.mutable_volume_capability(), &error)) return Usage(error);
-  for (const auto& [key, value] : flags.publish_context)
-    (*request.mutable_publish_context())[key] = value;
-  for (const auto& [key, value] : flags.volume_context)
-    (*request.mutable_volume_context())[key] = value;
-  csi::v1::NodeStageVolumeResponse response;
-  auto stub = csi::v1::Node::NewStub(context.channel);
-  return Done(context, stub->NodeStageVolume(context.NewCall().get(), request, &response),
-              response);
+  return Call(context, args, &csi::v1::Node::Stub::NodeStageVolume);
 }
-
 int Unstage(const CliContext& context, const std::vector<std::string>& args) {
-  NodeFlags flags = ParseFlags(args);
-  if (!flags.error.empty()) return Usage(flags.error);
-  csi::v1::NodeUnstageVolumeRequest request;
-  request.set_volume_id(flags.Get("volume-id"));
-  request.set_staging_target_path(flags.Get("staging-path"));
-  csi::v1::NodeUnstageVolumeResponse response;
-  auto stub = csi::v1::Node::NewStub(context.channel);
-  return Done(context, stub->NodeUnstageVolume(context.NewCall().get(), request, &response),
-              response);
+  return Call(context, args, &csi::v1::Node::Stub::NodeUnstageVolume);
 }
-
 int Publish(const CliContext& context, const std::vector<std::string>& args) {
-  NodeFlags flags = ParseFlags(args);
-  if (!flags.error.empty()) return Usage(flags.error);
-  csi::v1::NodePublishVolumeRequest request;
-  request.set_volume_id(flags.Get("volume-id"));
-  request.set_staging_target_path(flags.Get("staging-path"));
-  request.set_target_path(flags.Get("target-path"));
-  request.set_readonly(flags.readonly);
-  std::string error;
-  if (!FillCapability(flags, request.mutable_volume_capability(), &error)) return Usage(error);
-  for (const auto& [key, value] : flags.publish_context)
-    (*request.mutable_publish_context())[key] = value;
-  for (const auto& [key, value] : flags.volume_context)
-    (*request.mutable_volume_context())[key] = value;
-  csi::v1::NodePublishVolumeResponse response;
-  auto stub = csi::v1::Node::NewStub(context.channel);
-  return Done(context, stub->NodePublishVolume(context.NewCall().get(), request, &response),
-              response);
+  return Call(context, args, &csi::v1::Node::Stub::NodePublishVolume);
 }
-
 int Unpublish(const CliContext& context, const std::vector<std::string>& args) {
-  NodeFlags flags = ParseFlags(args);
-  if (!flags.error.empty()) return Usage(flags.error);
-  csi::v1::NodeUnpublishVolumeRequest request;
-  request.set_volume_id(flags.Get("volume-id"));
-  request.set_target_path(flags.Get("target-path"));
-  csi::v1::NodeUnpublishVolumeResponse response;
-  auto stub = csi::v1::Node::NewStub(context.channel);
-  return Done(context, stub->NodeUnpublishVolume(context.NewCall().get(), request, &response),
-              response);
+  return Call(context, args, &csi::v1::Node::Stub::NodeUnpublishVolume);
 }
 
 int Stats(const CliContext& context, const std::vector<std::string>& args) {
   NodeFlags flags = ParseFlags(args);
   if (!flags.error.empty()) return Usage(flags.error);
   csi::v1::NodeGetVolumeStatsRequest request;
-  request.set_volume_id(flags.Get("volume-id"));
-  request.set_volume_path(flags.Get("volume-path").empty() ? flags.Get("target-path")
-                                                           : flags.Get("volume-path"));
-  request.set_staging_target_path(flags.Get("staging-path"));
+  std::string error;
+  if (!FillRequest(flags, &request, &error)) return Usage(error);
   csi::v1::NodeGetVolumeStatsResponse response;
   auto stub = csi::v1::Node::NewStub(context.channel);
   grpc::Status status = stub->NodeGetVolumeStats(context.NewCall().get(), request, &response);

@@ -13,15 +13,6 @@ namespace {
 using store::PublicationRow;
 using store::StagingRow;
 
-std::optional<node::BlockDevice> DeviceOf(const StagingRow& row) {
-  node::BlockDevice device{.name = row.device_name, .node = "/dev/" + row.device_name};
-  if (row.device_name.empty() ||
-      std::sscanf(row.device_number.c_str(), "%u:%u", &device.major, &device.minor) != 2) {
-    return std::nullopt;
-  }
-  return device;
-}
-
 // True when `path` holds a mount of `device`.
 bool Mounted(const std::vector<node::MountEntry>& mounts,
              const std::optional<node::BlockDevice>& device, bool block, const std::string& path) {
@@ -29,7 +20,49 @@ bool Mounted(const std::vector<node::MountEntry>& mounts,
   return entry && device && node::MountBelongsTo(*entry, *device, block, path);
 }
 
+// Decides one row from whether its mount (or device) is there, and writes the decision. A
+// transitional row (staging, publishing, unstaging, unpublishing) becomes `settled` when `done`
+// (the side effect happened; an interrupted unstage/unpublish is redone by the CO's retry) and
+// is removed otherwise (nothing to undo). A settled row whose mount is gone becomes stale.
+template <typename Row, typename Put, typename Remove>
+Status Settle(Row& row, bool done, const char* settled, const std::string& path, Put put,
+              Remove remove, ReconcileCounts& counts) {
+  std::string before = row.state;
+  Status written;
+  if (row.state != settled && row.state != store::kStale) {
+    if (done) {
+      row.state = settled;
+      written = put();
+      ++counts.completed;
+    } else {
+      written = remove();
+      row.state = "removed";
+      ++counts.rolled_back;
+    }
+  } else if (row.state == settled && !done) {
+    row.state = store::kStale;
+    written = put();
+    ++counts.marked_stale;
+  } else {
+    ++counts.kept;
+  }
+  if (written.ok() && before != row.state) {
+    log::Info("node volume row reconciled with the mounts",
+              {{"volume_id", row.volume_id}, {"was", before}, {"now", row.state}, {"path", path}});
+  }
+  return written;
+}
+
 }  // namespace
+
+std::optional<node::BlockDevice> StagedDevice(const StagingRow& row) {
+  node::BlockDevice device{.name = row.device_name, .node = "/dev/" + row.device_name};
+  if (row.device_name.empty() ||
+      std::sscanf(row.device_number.c_str(), "%u:%u", &device.major, &device.minor) != 2) {
+    return std::nullopt;
+  }
+  return device;
+}
 
 StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
                                                const std::string& sysfs_root) {
@@ -41,36 +74,14 @@ StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
   std::map<std::string, StagingRow> staged;  // volume id → its (reconciled) staging row
 
   for (StagingRow row : *stagings) {
-    auto device = DeviceOf(row);
+    auto device = StagedDevice(row);
     bool present = device && node::DeviceStillPresent(sysfs_root, *device);
     // A block volume is staged when its device is there; a mount volume when it is mounted.
     bool done = row.block ? present : Mounted(*mounts, device, false, row.staging_path);
-    std::string before = row.state;
-    Status written;
-    if (row.state == store::kStaging || row.state == store::kUnstaging) {
-      if (done) {  // staging finished; unstaging did not: the CO's retry unstages again
-        row.state = store::kStaged;
-        written = store.PutStaging(row);
-        ++counts.completed;
-      } else {  // nothing (left) to undo: the CO's retry stages again, or unstaging finished
-        written = store.DeleteStaging(row.volume_id);
-        ++counts.rolled_back;
-      }
-    } else if (row.state == store::kStaged && !done) {
-      row.state = store::kStale;
-      written = store.PutStaging(row);
-      ++counts.marked_stale;
-    } else {
-      ++counts.kept;
-    }
+    Status written = Settle(
+        row, done, store::kStaged, row.staging_path, [&] { return store.PutStaging(row); },
+        [&] { return store.DeleteStaging(row.volume_id); }, counts);
     if (!written.ok()) return written;
-    if (before != row.state || !done) {
-      log::Info("node volume reconciled",
-                {{"volume_id", row.volume_id},
-                 {"was", before},
-                 {"now", done || row.state == store::kStale ? row.state : "removed"},
-                 {"path", row.staging_path}});
-    }
     if (row.state == store::kStaged) staged[row.volume_id] = row;
   }
 
@@ -81,36 +92,14 @@ StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
     std::optional<node::BlockDevice> device;
     bool block = false;
     if (it != staged.end()) {
-      device = DeviceOf(it->second);
+      device = StagedDevice(it->second);
       block = it->second.block;
     }
     bool done = Mounted(*mounts, device, block, row.target_path);
-    std::string before = row.state;
-    Status written;
-    if (row.state == store::kPublishing || row.state == store::kUnpublishing) {
-      if (done) {
-        row.state = store::kPublished;
-        written = store.PutPublication(row);
-        ++counts.completed;
-      } else {
-        written = store.DeletePublication(row.target_path);
-        ++counts.rolled_back;
-      }
-    } else if (row.state == store::kPublished && !done) {
-      row.state = store::kStale;
-      written = store.PutPublication(row);
-      ++counts.marked_stale;
-    } else {
-      ++counts.kept;
-    }
+    Status written = Settle(
+        row, done, store::kPublished, row.target_path, [&] { return store.PutPublication(row); },
+        [&] { return store.DeletePublication(row.target_path); }, counts);
     if (!written.ok()) return written;
-    if (before != row.state || !done) {
-      log::Info("node publication reconciled",
-                {{"volume_id", row.volume_id},
-                 {"was", before},
-                 {"now", done || row.state == store::kStale ? row.state : "removed"},
-                 {"path", row.target_path}});
-    }
   }
   return counts;
 }

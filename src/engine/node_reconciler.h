@@ -6,12 +6,17 @@
 // yet, so its blocking reads delay no call).
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "node/device_finder.h"
 #include "store/node_volume_store.h"
 #include "util/status.h"
 
 namespace oxide::engine {
+
+// The device a staging row recorded, if it recorded one.
+std::optional<node::BlockDevice> StagedDevice(const store::StagingRow& row);
 
 struct ReconcileCounts {
   int kept = 0;

@@ -21,15 +21,6 @@ using store::StagingRow;
 
 constexpr int kOxideDisksPerInstance = 12;
 
-std::optional<node::BlockDevice> DeviceOf(const StagingRow& row) {
-  node::BlockDevice device{.name = row.device_name, .node = "/dev/" + row.device_name};
-  if (row.device_name.empty() ||
-      std::sscanf(row.device_number.c_str(), "%u:%u", &device.major, &device.minor) != 2) {
-    return std::nullopt;
-  }
-  return device;
-}
-
 Status RequireVolumeId(const std::string& volume_id) {
   if (volume_id.empty()) return InvalidArgument("volume_id is required");
   return Status::Ok();
@@ -270,7 +261,7 @@ void NodeService::NodeUnstageVolume(const rpc::CallInfo&,
   if (*existing && (*existing)->staging_path == path) row = **existing;
   std::optional<node::BlockDevice> device;
   if (row) {
-    device = DeviceOf(*row);
+    device = StagedDevice(*row);
     row->state = store::kUnstaging;
     if (!Written(reply, store_.PutStaging(*row))) {
       End(volume_id);
@@ -380,7 +371,7 @@ void NodeService::NodePublishVolume(const rpc::CallInfo&,
     End(volume_id);
     return;
   }
-  auto device = DeviceOf(staged);
+  auto device = StagedDevice(staged);
   if (!device) {
     (void)store_.DeletePublication(target);
     End(volume_id);
@@ -435,7 +426,7 @@ void NodeService::NodeUnpublishVolume(const rpc::CallInfo&,
   std::optional<node::BlockDevice> device;
   bool block = false;
   if (*staging) {
-    device = DeviceOf(**staging);
+    device = StagedDevice(**staging);
     block = (*staging)->block;
   }
   if (row) {
@@ -484,7 +475,7 @@ void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
   bool published = *publication && (*publication)->volume_id == volume_id &&
                    (*publication)->state != store::kUnpublishing;
   bool staged_here = *staging && (*staging)->staging_path == path;
-  std::optional<node::BlockDevice> device = *staging ? DeviceOf(**staging) : std::nullopt;
+  std::optional<node::BlockDevice> device = *staging ? StagedDevice(**staging) : std::nullopt;
   if ((!published && !staged_here) || !device) {
     reply.Fail(NotFound("volume " + volume_id + " is neither published nor staged at " + path));
     return;

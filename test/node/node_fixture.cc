@@ -40,7 +40,7 @@ void NodeTest::StartPlugin() {
   setup.args = args;
   plugin_ = setup.Start();
   setup.args = saved;
-  stub_ = csi::v1::Node::NewStub(UnixChannel(setup.socket_path()));
+  client_ = std::make_unique<NodeClient>(setup.socket_path());
 }
 
 void NodeTest::StopPlugin() {
@@ -63,80 +63,25 @@ LoopDisk& NodeTest::AddDisk(const std::string& serial, int size_mib) {
   return *disks_.back();
 }
 
-csi::v1::VolumeCapability NodeTest::MountCapability(const std::string& fs_type,
-                                                    std::vector<std::string> flags) {
-  csi::v1::VolumeCapability capability;
-  capability.mutable_mount()->set_fs_type(fs_type);
-  for (const std::string& flag : flags)
-    capability.mutable_mount()->add_mount_flags(flag);
-  capability.mutable_access_mode()->set_mode(
-      csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
-  return capability;
-}
-
-csi::v1::VolumeCapability NodeTest::BlockCapability() {
-  csi::v1::VolumeCapability capability;
-  capability.mutable_block();
-  capability.mutable_access_mode()->set_mode(
-      csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
-  return capability;
-}
-
 grpc::Status NodeTest::Stage(const std::string& volume_id, const std::string& disk_name,
                              const std::string& staging,
                              const csi::v1::VolumeCapability& capability) {
-  csi::v1::NodeStageVolumeRequest request;
-  request.set_volume_id(volume_id);
-  request.set_staging_target_path(staging);
-  *request.mutable_volume_capability() = capability;
-  if (!disk_name.empty()) {
-    (*request.mutable_publish_context())["diskName"] = disk_name;
-    (*request.mutable_publish_context())["nvmeSerial"] = disk_name.substr(0, 20);
-  }
-  grpc::ClientContext context;
-  csi::v1::NodeStageVolumeResponse response;
-  return stub_->NodeStageVolume(&context, request, &response);
+  return client_->Stage(volume_id, disk_name, staging, capability);
 }
-
 grpc::Status NodeTest::Unstage(const std::string& volume_id, const std::string& staging) {
-  csi::v1::NodeUnstageVolumeRequest request;
-  request.set_volume_id(volume_id);
-  request.set_staging_target_path(staging);
-  grpc::ClientContext context;
-  csi::v1::NodeUnstageVolumeResponse response;
-  return stub_->NodeUnstageVolume(&context, request, &response);
+  return client_->Unstage(volume_id, staging);
 }
-
 grpc::Status NodeTest::Publish(const std::string& volume_id, const std::string& staging,
                                const std::string& target,
                                const csi::v1::VolumeCapability& capability, bool readonly) {
-  csi::v1::NodePublishVolumeRequest request;
-  request.set_volume_id(volume_id);
-  request.set_staging_target_path(staging);
-  request.set_target_path(target);
-  request.set_readonly(readonly);
-  *request.mutable_volume_capability() = capability;
-  grpc::ClientContext context;
-  csi::v1::NodePublishVolumeResponse response;
-  return stub_->NodePublishVolume(&context, request, &response);
+  return client_->Publish(volume_id, staging, target, capability, readonly);
 }
-
 grpc::Status NodeTest::Unpublish(const std::string& volume_id, const std::string& target) {
-  csi::v1::NodeUnpublishVolumeRequest request;
-  request.set_volume_id(volume_id);
-  request.set_target_path(target);
-  grpc::ClientContext context;
-  csi::v1::NodeUnpublishVolumeResponse response;
-  return stub_->NodeUnpublishVolume(&context, request, &response);
+  return client_->Unpublish(volume_id, target);
 }
-
 grpc::Status NodeTest::Stats(const std::string& volume_id, const std::string& path,
                              csi::v1::NodeGetVolumeStatsResponse* response) {
-  csi::v1::NodeGetVolumeStatsRequest request;
-  request.set_volume_id(volume_id);
-  request.set_volume_path(path);
-  grpc::ClientContext context;
-  return stub_->NodeGetVolumeStats(&context, request, response);
+  return client_->Stats(volume_id, path, response);
 }
 
 }  // namespace oxide::testing

@@ -12,6 +12,7 @@
 
 #include "csi.grpc.pb.h"
 #include "support/loop_disk.h"
+#include "support/node_client.h"
 #include "support/plugin_setup.h"
 
 namespace oxide::testing {
@@ -37,8 +38,10 @@ class NodeTest : public ::testing::Test {
   const std::string& sysfs() const { return sysfs_root_; }
 
   static csi::v1::VolumeCapability MountCapability(const std::string& fs_type = "",
-                                                   std::vector<std::string> flags = {});
-  static csi::v1::VolumeCapability BlockCapability();
+                                                   std::vector<std::string> flags = {}) {
+    return NodeClient::MountCapability(fs_type, std::move(flags));
+  }
+  static csi::v1::VolumeCapability BlockCapability() { return NodeClient::BlockCapability(); }
 
   grpc::Status Stage(const std::string& volume_id, const std::string& disk_name,
                      const std::string& staging, const csi::v1::VolumeCapability& capability);
@@ -49,12 +52,12 @@ class NodeTest : public ::testing::Test {
   grpc::Status Unpublish(const std::string& volume_id, const std::string& target);
   grpc::Status Stats(const std::string& volume_id, const std::string& path,
                      csi::v1::NodeGetVolumeStatsResponse* response);
-  csi::v1::Node::Stub& node() { return *stub_; }
+  csi::v1::Node::Stub& node() { return client_->stub(); }
 
   std::unique_ptr<PluginSetup> setup_;
   std::string sysfs_root_;  // the fake sysfs tree (<temp dir>/sys unless a test changes it)
   std::unique_ptr<PluginProcess> plugin_;
-  std::unique_ptr<csi::v1::Node::Stub> stub_;
+  std::unique_ptr<NodeClient> client_;
   std::vector<std::unique_ptr<LoopDisk>> disks_;
 };
 
