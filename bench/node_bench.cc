@@ -94,35 +94,34 @@ double Median(std::vector<double> values) {
 
 int Run(int repeats, const std::string& fs_type) {
   Bench bench(fs_type);
-  std::vector<double> blank_stage, blank_publish, formatted_stage, formatted_publish;
-  for (int r = 0; r < repeats; ++r) {
-    bench.NewDisk();
-    int i = bench.disk_count() - 1;
+  // Stage and publish volume i, record both times, then unpublish and unstage it.
+  auto cycle = [&bench](int i, std::vector<double>& stage, std::vector<double>& publish) {
     auto t0 = Clock::now();
     bench.Stage(i);
     auto t1 = Clock::now();
     bench.Publish(i);
     auto t2 = Clock::now();
-    blank_stage.push_back(Ms(t1 - t0));
-    blank_publish.push_back(Ms(t2 - t1));
+    stage.push_back(Ms(t1 - t0));
+    publish.push_back(Ms(t2 - t1));
     bench.Unpublish(i);
     bench.Unstage(i);
-    auto t3 = Clock::now();
-    bench.Stage(i);
-    auto t4 = Clock::now();
-    bench.Publish(i);
-    auto t5 = Clock::now();
-    formatted_stage.push_back(Ms(t4 - t3));
-    formatted_publish.push_back(Ms(t5 - t4));
-    bench.Unpublish(i);
-    bench.Unstage(i);
+  };
+  std::vector<double> blank_stage, blank_publish, formatted_stage, formatted_publish;
+  for (int r = 0; r < repeats; ++r) {
+    bench.NewDisk();
+    int i = bench.disk_count() - 1;
+    cycle(i, blank_stage, blank_publish);
+    cycle(i, formatted_stage, formatted_publish);
   }
+  auto row = [](const char* label, const std::vector<double>& stage,
+                const std::vector<double>& publish) {
+    std::printf("  %-32s %8.1f %10.1f %13.1f\n", label, Median(stage), Median(publish),
+                Median(stage) + Median(publish));
+  };
   std::printf("1 GiB %s volume, median of %d (ms)     stage    publish   stage+publish\n",
               fs_type.c_str(), repeats);
-  std::printf("  blank (mkfs included)            %8.1f %10.1f %13.1f\n", Median(blank_stage),
-              Median(blank_publish), Median(blank_stage) + Median(blank_publish));
-  std::printf("  already formatted                %8.1f %10.1f %13.1f\n", Median(formatted_stage),
-              Median(formatted_publish), Median(formatted_stage) + Median(formatted_publish));
+  row("blank (mkfs included)", blank_stage, blank_publish);
+  row("already formatted", formatted_stage, formatted_publish);
 
   constexpr int kVolumes = 8;
   std::vector<int> sequential, concurrent;
