@@ -82,13 +82,19 @@ Status NodeService::Reconcile() {
 }
 
 template <typename Response>
+bool NodeService::Idle(const std::string& volume_id, const char* rpc,
+                       rpc::Reply<Response>& reply) {
+  if (busy_.count(volume_id) == 0) return true;
+  reply.Fail(Aborted(std::string(rpc) + ": another operation on volume " + volume_id +
+                     " is in progress; retry later"));
+  return false;
+}
+
+template <typename Response>
 bool NodeService::Begin(const std::string& volume_id, const char* rpc,
                         rpc::Reply<Response>& reply) {
-  if (!busy_.insert(volume_id).second) {
-    reply.Fail(Aborted(std::string(rpc) + ": another operation on volume " + volume_id +
-                       " is in progress; retry later"));
-    return false;
-  }
+  if (!Idle(volume_id, rpc, reply)) return false;
+  busy_.insert(volume_id);
   return true;
 }
 
@@ -121,6 +127,7 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
     return;
   }
   const std::string& volume_id = request.volume_id();
+  if (!Idle(volume_id, "NodeStageVolume", reply)) return;
   auto existing = store_.GetStaging(volume_id);
   if (!Written(reply, existing.status())) return;
   if (*existing && !Transitional((*existing)->state)) {
@@ -137,10 +144,8 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
     }
     // A stale row (the mount vanished) is staged again below.
     if (row.state == store::kStaged) {
-      if (busy_.count(volume_id) == 0) {
-        reply.Ok({});
-        return;
-      }
+      reply.Ok({});
+      return;
     }
   }
   if (!Begin(volume_id, "NodeStageVolume", reply)) return;
@@ -310,6 +315,7 @@ void NodeService::NodePublishVolume(const rpc::CallInfo&,
     reply.Fail(InvalidArgument("target_path and staging_target_path must differ"));
     return;
   }
+  if (!Idle(volume_id, "NodePublishVolume", reply)) return;
   bool readonly =
       request.readonly() ||
       capability->mode == csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_READER_ONLY;
@@ -344,7 +350,7 @@ void NodeService::NodePublishVolume(const rpc::CallInfo&,
                                " with another capability or readonly setting"));
       return;
     }
-    if (row.state == store::kPublished && busy_.count(volume_id) == 0) {
+    if (row.state == store::kPublished) {
       reply.Ok({});
       return;
     }

@@ -54,6 +54,9 @@ class NodeService {
                           rpc::Reply<csi::v1::NodeGetVolumeStatsResponse> reply);
 
  private:
+  // True when `volume_id` has no operation in flight; otherwise answers ABORTED.
+  template <typename Response>
+  bool Idle(const std::string& volume_id, const char* rpc, rpc::Reply<Response>& reply);
   // Marks `volume_id` busy; false (and the reply is answered ABORTED) when it already is.
   template <typename Response>
   bool Begin(const std::string& volume_id, const char* rpc, rpc::Reply<Response>& reply);
