@@ -38,12 +38,12 @@ bool Check(rpc::Reply<Response>& reply, std::initializer_list<Status> checks) {
   return true;
 }
 
-// Answers `reply` with `status` when a database write failed; true when it succeeded.
+// Answers `reply` UNAVAILABLE when a state database read or write failed; true when it succeeded.
 template <typename Response>
 bool Written(rpc::Reply<Response>& reply, const Status& status) {
   if (status.ok()) return true;
-  log::Error("state database write failed", {{"error", status.message()}});
-  reply.Fail(Unavailable("cannot record the volume state: " + status.message()));
+  log::Error("state database error", {{"error", status.message()}});
+  reply.Fail(Unavailable("the node's state database failed: " + status.message()));
   return false;
 }
 
@@ -82,8 +82,7 @@ Status NodeService::Reconcile() {
 }
 
 template <typename Response>
-bool NodeService::Idle(const std::string& volume_id, const char* rpc,
-                       rpc::Reply<Response>& reply) {
+bool NodeService::Idle(const std::string& volume_id, const char* rpc, rpc::Reply<Response>& reply) {
   if (busy_.count(volume_id) == 0) return true;
   reply.Fail(Aborted(std::string(rpc) + ": another operation on volume " + volume_id +
                      " is in progress; retry later"));
@@ -191,7 +190,8 @@ void NodeService::StageWithDevice(StagingRow row, node::MountOptions options,
   auto others = store_.ListStagings();
   if (!others.ok()) return fail(others.status());
   for (const StagingRow& other : *others) {
-    if (other.volume_id != row.volume_id && other.device_number == device->Number()) {
+    if (other.volume_id != row.volume_id && other.state != store::kStale &&
+        other.device_number == device->Number()) {
       return fail(FailedPrecondition("device " + device->node + " (serial " + row.serial +
                                      ") is already staged for volume " + other.volume_id));
     }
