@@ -96,9 +96,19 @@ int RunPlugin(const Settings& settings) {
   }
 
   rpc::CsiServer server(&loop, std::move(handlers));
+  // Watch the signals before the socket exists: a CO may stop the plugin as soon as it serves.
+  SignalWatch signals(&loop, [&] {
+    server.Shutdown(std::chrono::seconds(settings.shutdown_grace_seconds), [&] {
+      if (node) node->Shutdown();
+      signals.Close();
+      loop.Stop();
+    });
+  });
   Status started =
       server.Start({.socket_path = settings.socket_path, .socket_mode = settings.socket_mode});
   if (!started.ok()) {
+    signals.Close();
+    uv_run(loop.uv(), UV_RUN_NOWAIT);  // the close callbacks, while `signals` still exists
     log::Error("cannot start: " + started.message());
     return 2;
   }
@@ -109,13 +119,6 @@ int RunPlugin(const Settings& settings) {
                                          {"state_db", settings.state_db},
                                          {"schema_version", std::to_string(db->schema_version())}});
 
-  SignalWatch signals(&loop, [&] {
-    server.Shutdown(std::chrono::seconds(settings.shutdown_grace_seconds), [&] {
-      if (node) node->Shutdown();
-      signals.Close();
-      loop.Stop();
-    });
-  });
   loop.Run();
   log::Info("oxide-csi-plugin exited cleanly");
   return 0;
