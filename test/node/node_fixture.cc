@@ -40,7 +40,7 @@ void NodeTest::StartPlugin() {
   setup.args = args;
   plugin_ = setup.Start();
   setup.args = saved;
-  client_ = std::make_unique<NodeClient>(setup.socket_path());
+  Connect(setup.socket_path());
 }
 
 void NodeTest::StopPlugin() {
@@ -61,27 +61,6 @@ LoopDisk& NodeTest::AddDisk(const std::string& serial, int size_mib) {
   disks_.push_back(std::make_unique<LoopDisk>(image, sysfs(), serial, size_mib));
   EXPECT_TRUE(disks_.back()->ok()) << "cannot attach a loop device";
   return *disks_.back();
-}
-
-grpc::Status NodeTest::Stage(const std::string& volume_id, const std::string& disk_name,
-                             const std::string& staging,
-                             const csi::v1::VolumeCapability& capability) {
-  return client_->Stage(volume_id, disk_name, staging, capability);
-}
-grpc::Status NodeTest::Unstage(const std::string& volume_id, const std::string& staging) {
-  return client_->Unstage(volume_id, staging);
-}
-grpc::Status NodeTest::Publish(const std::string& volume_id, const std::string& staging,
-                               const std::string& target,
-                               const csi::v1::VolumeCapability& capability, bool readonly) {
-  return client_->Publish(volume_id, staging, target, capability, readonly);
-}
-grpc::Status NodeTest::Unpublish(const std::string& volume_id, const std::string& target) {
-  return client_->Unpublish(volume_id, target);
-}
-grpc::Status NodeTest::Stats(const std::string& volume_id, const std::string& path,
-                             csi::v1::NodeGetVolumeStatsResponse* response) {
-  return client_->Stats(volume_id, path, response);
 }
 
 }  // namespace oxide::testing

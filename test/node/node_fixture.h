@@ -1,5 +1,5 @@
 // Test support: a fixture that runs the real plugin in node mode against a fake sysfs tree in
-// its temporary directory, with helpers for each node RPC and real loop devices. Teardown stops
+// its temporary directory, with the node RPCs of NodeClient and real loop devices. Teardown stops
 // the plugin, unmounts anything left under the directory (failing the test if it had to) and
 // detaches the loop devices. Skips when not root. gtest main thread only.
 #pragma once
@@ -20,7 +20,7 @@ namespace oxide::testing {
 inline constexpr const char* kSerialA = "csi-0123456789abcdef";
 inline constexpr const char* kSerialB = "csi-fedcba9876543210";
 
-class NodeTest : public ::testing::Test {
+class NodeTest : public ::testing::Test, public NodeClient {
  protected:
   void SetUp() override;
   void TearDown() override;
@@ -37,27 +37,9 @@ class NodeTest : public ::testing::Test {
   std::string Path(const std::string& name) const { return setup_->File(name); }
   const std::string& sysfs() const { return sysfs_root_; }
 
-  static csi::v1::VolumeCapability MountCapability(const std::string& fs_type = "",
-                                                   std::vector<std::string> flags = {}) {
-    return NodeClient::MountCapability(fs_type, std::move(flags));
-  }
-  static csi::v1::VolumeCapability BlockCapability() { return NodeClient::BlockCapability(); }
-
-  grpc::Status Stage(const std::string& volume_id, const std::string& disk_name,
-                     const std::string& staging, const csi::v1::VolumeCapability& capability);
-  grpc::Status Unstage(const std::string& volume_id, const std::string& staging);
-  grpc::Status Publish(const std::string& volume_id, const std::string& staging,
-                       const std::string& target, const csi::v1::VolumeCapability& capability,
-                       bool readonly = false);
-  grpc::Status Unpublish(const std::string& volume_id, const std::string& target);
-  grpc::Status Stats(const std::string& volume_id, const std::string& path,
-                     csi::v1::NodeGetVolumeStatsResponse* response);
-  csi::v1::Node::Stub& node() { return client_->stub(); }
-
   std::unique_ptr<PluginSetup> setup_;
   std::string sysfs_root_;  // the fake sysfs tree (<temp dir>/sys unless a test changes it)
   std::unique_ptr<PluginProcess> plugin_;
-  std::unique_ptr<NodeClient> client_;
   std::vector<std::unique_ptr<LoopDisk>> disks_;
 };
 

@@ -287,7 +287,7 @@ TEST_F(NodeTest, AStagedVolumeWhoseMountVanishedIsStagedAgainAfterRestart) {
 TEST_F(NodeTest, NodeInfoAndCapabilities) {
   grpc::ClientContext context;
   csi::v1::NodeGetInfoResponse info;
-  ASSERT_TRUE(node().NodeGetInfo(&context, {}, &info).ok());
+  ASSERT_TRUE(stub().NodeGetInfo(&context, {}, &info).ok());
   EXPECT_EQ(info.node_id(), kTestInstanceId);
   EXPECT_EQ(info.max_volumes_per_node(), 12);
   EXPECT_EQ(info.accessible_topology().segments().at("topology.csi.oxide.computer/zone"),
@@ -295,7 +295,7 @@ TEST_F(NodeTest, NodeInfoAndCapabilities) {
 
   grpc::ClientContext caps_context;
   csi::v1::NodeGetCapabilitiesResponse caps;
-  ASSERT_TRUE(node().NodeGetCapabilities(&caps_context, {}, &caps).ok());
+  ASSERT_TRUE(stub().NodeGetCapabilities(&caps_context, {}, &caps).ok());
   std::vector<int> types;
   for (const auto& c : caps.capabilities())
     types.push_back(c.rpc().type());
@@ -314,7 +314,7 @@ TEST_F(NodeTest, MaxVolumesSubtractsTheDisksThePluginDoesNotManage) {
   StartPlugin();
   grpc::ClientContext context;
   csi::v1::NodeGetInfoResponse info;
-  ASSERT_TRUE(node().NodeGetInfo(&context, {}, &info).ok());
+  ASSERT_TRUE(stub().NodeGetInfo(&context, {}, &info).ok());
   EXPECT_EQ(info.max_volumes_per_node(), 10);
 }
 

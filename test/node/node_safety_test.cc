@@ -155,9 +155,8 @@ TEST_F(NodeTest, WaitsForALateDeviceAndAbortsASecondCallMeanwhile) {
   grpc::Status second = Stage("vol-1", kDiskA, Path("s"), MountCapability());
   EXPECT_EQ(second.error_code(), grpc::StatusCode::ABORTED) << second.error_message();
   grpc::Status publish = Publish("vol-1", Path("s"), Path("t"), MountCapability());
-  EXPECT_EQ(publish.error_code(), grpc::StatusCode::ABORTED)
-      << publish.error_message() << "\n"
-      << plugin_->Log();
+  EXPECT_EQ(publish.error_code(), grpc::StatusCode::ABORTED) << publish.error_message() << "\n"
+                                                             << plugin_->Log();
   EXPECT_EQ(Unstage("vol-1", Path("s")).error_code(), grpc::StatusCode::ABORTED);
   // Other volumes are not held up.
   EXPECT_EQ(Stage("vol-2", "csi-1111111111111111", Path("s2"), MountCapability("xfs", {"bind"}))

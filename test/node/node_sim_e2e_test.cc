@@ -64,7 +64,7 @@ class NodeWithSimulator : public NodeTest {
 TEST_F(NodeWithSimulator, StagePublishWriteUnpublishUnstageAndAgain) {
   grpc::ClientContext info_context;
   csi::v1::NodeGetInfoResponse info;
-  ASSERT_TRUE(node().NodeGetInfo(&info_context, {}, &info).ok());
+  ASSERT_TRUE(stub().NodeGetInfo(&info_context, {}, &info).ok());
   EXPECT_EQ(info.node_id(), instance_id_);
 
   auto capability = MountCapability("ext4");

@@ -4,8 +4,9 @@
 
 namespace oxide::testing {
 
-NodeClient::NodeClient(const std::string& socket_path)
-    : stub_(csi::v1::Node::NewStub(UnixChannel(socket_path))) {}
+void NodeClient::Connect(const std::string& socket_path) {
+  stub_ = csi::v1::Node::NewStub(UnixChannel(socket_path));
+}
 
 csi::v1::VolumeCapability NodeClient::MountCapability(const std::string& fs_type,
                                                       std::vector<std::string> flags) {

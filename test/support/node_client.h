@@ -13,7 +13,10 @@ namespace oxide::testing {
 
 class NodeClient {
  public:
-  explicit NodeClient(const std::string& socket_path);
+  NodeClient() = default;
+  explicit NodeClient(const std::string& socket_path) { Connect(socket_path); }
+  // (Re)connects to the plugin at `socket_path`.
+  void Connect(const std::string& socket_path);
 
   static csi::v1::VolumeCapability MountCapability(const std::string& fs_type = "",
                                                    std::vector<std::string> flags = {});
