@@ -3,11 +3,13 @@
 #include <uv.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 
 #include "backend/oxide_client.h"
 #include "engine/controller_service.h"
 #include "engine/identity_service.h"
+#include "engine/node_service.h"
 #include "engine/oxide_credentials_check.h"
 #include "engine/volume_engine.h"
 #include "loop/event_loop.h"
@@ -66,6 +68,11 @@ int RunPlugin(const Settings& settings) {
     log::Warn("--oxide-insecure: TLS verification of the Oxide API is OFF; use this only in tests");
   }
 
+  if (settings.ServesNode()) {
+    // Node operations (mkfs, mount, device scans) run on libuv's worker pool; 4 workers would
+    // serialise a node staging many volumes at once. Set before the pool's first use.
+    setenv("UV_THREADPOOL_SIZE", "16", 0);
+  }
   auto state_db = store::StateDb::Open(settings.state_db);
   if (!state_db.ok()) {
     log::Error("cannot start: " + state_db.status().message());
@@ -99,12 +106,49 @@ int RunPlugin(const Settings& settings) {
   engine::IdentityService identity(settings, std::move(health));
   identity.Register(handlers);
 
+  std::unique_ptr<engine::NodeService> node;
+  if (settings.ServesNode()) {
+    int max_volumes = engine::NodeService::MaxVolumesPerNode(settings);
+    node = std::make_unique<engine::NodeService>(settings, &loop, db, max_volumes, commit.get());
+    // Before serving: rows left by a crash are completed or rolled back from the mounts.
+    Status reconciled = node->Reconcile();
+    if (!reconciled.ok()) {
+      log::Error("cannot start: node state reconciliation failed: " + reconciled.message());
+      return 2;
+    }
+    node->Register(handlers);
+    log::Info("node service ready", {{"instance_id", settings.instance_id},
+                                     {"max_volumes_per_node", std::to_string(max_volumes)},
+                                     {"sysfs_root", settings.sysfs_root}});
+  }
+
   rpc::CsiServer server(&loop, std::move(handlers));
+  // Watch the signals before the socket exists: a CO may stop the plugin as soon as it serves.
+  SignalWatch signals(&loop, [&] {
+    server.Shutdown(std::chrono::seconds(settings.shutdown_grace_seconds), [&] {
+      if (node) node->Shutdown();
+      // Controller operations still running are abandoned here; their journal entries are
+      // reconciled at the next start. Closing these releases their loop handles.
+      if (volume_engine && volume_engine->tracker().in_flight() > 0) {
+        log::Info("operations still running at shutdown will be reconciled at the next start",
+                  {{"count", std::to_string(volume_engine->tracker().in_flight())}});
+      }
+      credentials.reset();
+      controller.reset();
+      volume_engine.reset();
+      oxide.reset();
+      commit->Flush();  // its handles are idle now; it lives on for the node service
+      signals.Close();
+      loop.Stop();
+    });
+  });
   Status started =
       server.Start({.socket_path = settings.socket_path,
                     .socket_mode = settings.socket_mode,
                     .pump_spin = std::chrono::microseconds(settings.rpc_spin_us)});
   if (!started.ok()) {
+    signals.Close();
+    uv_run(loop.uv(), UV_RUN_NOWAIT);  // the close callbacks, while `signals` still exists
     log::Error("cannot start: " + started.message());
     return 2;
   }
@@ -119,24 +163,6 @@ int RunPlugin(const Settings& settings) {
     volume_engine->RecoverUnfinished();
     credentials->Start();
   }
-
-  SignalWatch signals(&loop, [&] {
-    server.Shutdown(std::chrono::seconds(settings.shutdown_grace_seconds), [&] {
-      // Operations still running are abandoned here; their journal entries are reconciled at
-      // the next start. Closing these releases their loop handles so the loop can end.
-      if (volume_engine && volume_engine->tracker().in_flight() > 0) {
-        log::Info("operations still running at shutdown will be reconciled at the next start",
-                  {{"count", std::to_string(volume_engine->tracker().in_flight())}});
-      }
-      credentials.reset();
-      controller.reset();
-      volume_engine.reset();
-      oxide.reset();
-      commit.reset();
-      signals.Close();
-      loop.Stop();
-    });
-  });
   loop.Run();
   log::Info("oxide-csi-plugin exited cleanly");
   return 0;

@@ -21,5 +21,6 @@ struct Command {
 
 std::vector<Command> IdentityCommands();
 std::vector<Command> ControllerCommands();
+std::vector<Command> NodeCommands();
 
 }  // namespace oxide::cli

@@ -206,6 +206,28 @@ const std::vector<Option>& Options() {
          s.instance_metadata_file = v;
          return Status::Ok();
        }},
+      {"sysfs-root", nullptr, "PATH", "/sys",
+       "node: sysfs root where block devices and their NVMe serials are found (tests use a "
+       "fake tree)",
+       [](Settings& s, const std::string& v) {
+         if (v.empty() || v[0] != '/')
+           return Invalid("sysfs-root", "\"" + v + "\" is not absolute");
+         s.sysfs_root = v;
+         while (s.sysfs_root.size() > 1 && s.sysfs_root.back() == '/')
+           s.sysfs_root.pop_back();
+         return Status::Ok();
+       }},
+      {"device-wait-seconds", nullptr, "N", "60",
+       "node: how long NodeStageVolume waits for an attached disk's device to appear",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("device-wait-seconds", v, 0, 3600, 10, &s.device_wait_seconds);
+       }},
+      {"max-volumes-per-node", nullptr, "N", "0 (auto)",
+       "node: volumes this node may hold (NodeGetInfo); 0 = 12 (Oxide's per-instance disk "
+       "limit) minus the NVMe disks present at start that the plugin does not manage",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("max-volumes-per-node", v, 0, 12, 10, &s.max_volumes_per_node);
+       }},
   };
   return options;
 }

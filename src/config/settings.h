@@ -46,6 +46,9 @@ struct Settings {
   // Node: the Oxide instance this node runs on.
   std::string instance_id;
   std::string instance_metadata_file;
+  std::string sysfs_root = "/sys";  // where block devices and their NVMe serials are read
+  int device_wait_seconds = 60;     // how long NodeStageVolume waits for the device to appear
+  int max_volumes_per_node = 0;     // 0 = 12 minus the NVMe disks the plugin does not manage
 
   bool ServesController() const { return mode != Mode::kNode; }
   bool ServesNode() const { return mode != Mode::kController; }

@@ -30,6 +30,15 @@ const std::vector<Migration>& Migrations() {
        "  started_ms INTEGER NOT NULL,"
        "  finished_ms INTEGER) STRICT;"
        "CREATE INDEX operations_unfinished ON operations(state) WHERE state = 'pending';"},
+      {3, "node volume states",
+       "CREATE TABLE node_stagings (volume_id TEXT PRIMARY KEY, staging_path TEXT NOT NULL,"
+       " state TEXT NOT NULL, capability TEXT NOT NULL, block INTEGER NOT NULL,"
+       " fs_type TEXT NOT NULL, serial TEXT NOT NULL, device_name TEXT NOT NULL,"
+       " device_number TEXT NOT NULL, updated_at INTEGER NOT NULL) STRICT;"
+       "CREATE TABLE node_publications (target_path TEXT PRIMARY KEY, volume_id TEXT NOT NULL,"
+       " state TEXT NOT NULL, staging_path TEXT NOT NULL, capability TEXT NOT NULL,"
+       " readonly INTEGER NOT NULL, updated_at INTEGER NOT NULL) STRICT;"
+       "CREATE INDEX node_publications_by_volume ON node_publications(volume_id);"},
   };
   return migrations;
 }

@@ -35,6 +35,7 @@ class StateDb {
 
   // Records the outcome of a commit so Health() reports a failing disk.
   void NoteCommitResult(const Status& status) { last_commit_ = status; }
+  const Status& last_commit() const { return last_commit_; }
 
  private:
   StateDb(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}

@@ -1,0 +1,46 @@
+// Waits for the block device of an attached disk to appear in sysfs: a scan on a worker thread,
+// then, while none is found, another scan after a backoff delay on a loop timer (50 ms doubling
+// to 1 s) until the deadline. No worker thread is held while waiting. Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <functional>
+#include <set>
+#include <string>
+
+#include "node/device_finder.h"
+#include "util/status.h"
+
+namespace oxide::engine {
+
+class DeviceWaiter {
+ public:
+  using Done = std::function<void(StatusOr<node::BlockDevice>)>;
+
+  DeviceWaiter(uv_loop_t* loop, std::string sysfs_root, std::chrono::seconds max_wait)
+      : loop_(loop), sysfs_root_(std::move(sysfs_root)), max_wait_(max_wait) {}
+  ~DeviceWaiter() { CancelAll(); }
+  DeviceWaiter(const DeviceWaiter&) = delete;
+  DeviceWaiter& operator=(const DeviceWaiter&) = delete;
+
+  // `done` gets the device, NOT_FOUND after the wait, or FAILED_PRECONDITION (ambiguous, not a
+  // block device) at once.
+  void Wait(const std::string& serial, Done done);
+  // Ends every wait with UNAVAILABLE (shutdown).
+  void CancelAll();
+
+ private:
+  struct Pending;
+  void Scan(Pending* pending);
+  void Finish(Pending* pending, StatusOr<node::BlockDevice> result);
+
+  uv_loop_t* loop_;
+  std::string sysfs_root_;
+  std::chrono::seconds max_wait_;
+  std::set<Pending*> pending_;
+  bool cancelled_ = false;
+};
+
+}  // namespace oxide::engine

@@ -1,0 +1,31 @@
+// Start-up reconciliation of the node's volume rows with what is actually mounted
+// (/proc/self/mountinfo) and present (sysfs): a row left in a transitional state by a crash is
+// completed (the mount exists) or rolled back (it does not); a staged or published row whose
+// mount or device is gone is marked stale, so that the CO's retry redoes the work. Runs once,
+// before the server starts, on the thread that will become the loop thread (nothing is served
+// yet, so its blocking reads delay no call).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "node/device_finder.h"
+#include "store/node_volume_store.h"
+#include "util/status.h"
+
+namespace oxide::engine {
+
+// The device a staging row recorded, if it recorded one.
+std::optional<node::BlockDevice> StagedDevice(const store::StagingRow& row);
+
+struct ReconcileCounts {
+  int kept = 0;
+  int completed = 0;
+  int rolled_back = 0;
+  int marked_stale = 0;
+};
+
+StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
+                                               const std::string& sysfs_root);
+
+}  // namespace oxide::engine

@@ -1,0 +1,36 @@
+// Validation of the node RPCs' inputs: the volume capability (access type, fs_type, mount
+// flags, access mode) and the NVMe serial a volume's disk shows, from publish_context and
+// volume_context. Pure functions: any thread (the node service calls them on the loop thread).
+#pragma once
+
+#include <string>
+
+#include "csi.pb.h"
+#include "node/mounter.h"
+#include "util/status.h"
+
+namespace oxide::engine {
+
+inline constexpr const char* kDefaultFsType = "ext4";
+
+struct CapabilitySpec {
+  bool block = false;
+  std::string fs_type;  // mount only: "ext4" or "xfs"
+  node::MountOptions options;
+  csi::v1::VolumeCapability::AccessMode::Mode mode{};
+  // Canonical text, compared to decide "identical" vs "incompatible" repeats.
+  std::string key;
+};
+
+// INVALID_ARGUMENT when the capability is missing, has no access type, asks for a filesystem
+// other than ext4/xfs, carries nonsensical mount flags, or an access mode a single-attach Oxide
+// disk cannot offer (the MULTI_NODE_* modes).
+StatusOr<CapabilitySpec> ParseCapability(bool present, const csi::v1::VolumeCapability& capability);
+
+// The NVMe serial of the volume's disk: the first 20 bytes of diskName (publish_context first,
+// then volume_context). INVALID_ARGUMENT when there is no diskName, or nvmeSerial disagrees.
+StatusOr<std::string> ExpectedSerial(
+    const google::protobuf::Map<std::string, std::string>& publish_context,
+    const google::protobuf::Map<std::string, std::string>& volume_context);
+
+}  // namespace oxide::engine

@@ -1,0 +1,554 @@
+#include "engine/node_service.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "engine/blocking_work.h"
+#include "engine/node_reconciler.h"
+#include "engine/node_requests.h"
+#include "node/device_finder.h"
+#include "node/path_rules.h"
+#include "node/volume_ops.h"
+#include "node/volume_stats.h"
+#include "util/log.h"
+
+namespace oxide::engine {
+namespace {
+
+using csi::v1::NodeServiceCapability;
+using store::PublicationRow;
+using store::StagingRow;
+
+constexpr int kOxideDisksPerInstance = 12;
+
+Status RequireVolumeId(const std::string& volume_id) {
+  if (volume_id.empty()) return InvalidArgument("volume_id is required");
+  return Status::Ok();
+}
+
+// Answers `reply` with the first failed check; true when all passed.
+template <typename Response>
+bool Check(rpc::Reply<Response>& reply, std::initializer_list<Status> checks) {
+  for (const Status& check : checks) {
+    if (!check.ok()) {
+      reply.Fail(check);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Answers `reply` UNAVAILABLE when a state database read or write failed; true when it succeeded.
+template <typename Response>
+bool Written(rpc::Reply<Response>& reply, const Status& status) {
+  if (status.ok()) return true;
+  log::Error("state database error", {{"error", status.message()}});
+  reply.Fail(Unavailable("the node's state database failed: " + status.message()));
+  return false;
+}
+
+bool Transitional(const std::string& state) {
+  return state != store::kStaged && state != store::kPublished;
+}
+
+}  // namespace
+
+NodeService::NodeService(const Settings& settings, EventLoop* loop, store::StateDb* db,
+                         int max_volumes, store::GroupCommit* commit)
+    : settings_(settings),
+      loop_(loop),
+      store_(db, commit),
+      waiter_(loop->uv(), settings.sysfs_root, std::chrono::seconds(settings.device_wait_seconds)) {
+  info_.set_node_id(settings.instance_id);
+  info_.set_max_volumes_per_node(max_volumes);
+  (*info_.mutable_accessible_topology()->mutable_segments())[kTopologyKey] = settings.topology_zone;
+}
+
+int NodeService::MaxVolumesPerNode(const Settings& settings) {
+  if (settings.max_volumes_per_node > 0) return settings.max_volumes_per_node;
+  int unmanaged = node::CountUnmanagedNvmeDevices(settings.sysfs_root);
+  return std::max(1, kOxideDisksPerInstance - unmanaged);
+}
+
+Status NodeService::Reconcile() {
+  auto counts = ReconcileNodeVolumes(store_, settings_.sysfs_root);
+  if (!counts.ok()) return counts.status();
+  log::Info("node volumes reconciled with the mounts",
+            {{"kept", std::to_string(counts->kept)},
+             {"completed", std::to_string(counts->completed)},
+             {"rolled_back", std::to_string(counts->rolled_back)},
+             {"stale", std::to_string(counts->marked_stale)}});
+  return Status::Ok();
+}
+
+template <typename Response>
+bool NodeService::Idle(const std::string& volume_id, const char* rpc, rpc::Reply<Response>& reply) {
+  if (busy_.count(volume_id) == 0) return true;
+  reply.Fail(Aborted(std::string(rpc) + ": another operation on volume " + volume_id +
+                     " is in progress; retry later"));
+  return false;
+}
+
+template <typename Response>
+bool NodeService::Begin(const std::string& volume_id, const char* rpc,
+                        rpc::Reply<Response>& reply) {
+  if (!Idle(volume_id, rpc, reply)) return false;
+  busy_.insert(volume_id);
+  return true;
+}
+
+void NodeService::NodeGetInfo(const rpc::CallInfo&, const csi::v1::NodeGetInfoRequest&,
+                              rpc::Reply<csi::v1::NodeGetInfoResponse> reply) {
+  reply.Ok(info_);
+}
+
+void NodeService::NodeGetCapabilities(const rpc::CallInfo&,
+                                      const csi::v1::NodeGetCapabilitiesRequest&,
+                                      rpc::Reply<csi::v1::NodeGetCapabilitiesResponse> reply) {
+  csi::v1::NodeGetCapabilitiesResponse response;
+  for (auto type :
+       {NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME,
+        NodeServiceCapability::RPC::GET_VOLUME_STATS, NodeServiceCapability::RPC::VOLUME_CONDITION,
+        NodeServiceCapability::RPC::SINGLE_NODE_MULTI_WRITER}) {
+    response.add_capabilities()->mutable_rpc()->set_type(type);
+  }
+  reply.Ok(std::move(response));
+}
+
+void NodeService::NodeStageVolume(const rpc::CallInfo&,
+                                  const csi::v1::NodeStageVolumeRequest& request,
+                                  rpc::Reply<csi::v1::NodeStageVolumeResponse> reply) {
+  auto capability = ParseCapability(request.has_volume_capability(), request.volume_capability());
+  auto serial = ExpectedSerial(request.publish_context(), request.volume_context());
+  if (!Check(reply, {RequireVolumeId(request.volume_id()),
+                     node::CheckVolumePath("staging_target_path", request.staging_target_path()),
+                     capability.status(), serial.status()})) {
+    return;
+  }
+  const std::string& volume_id = request.volume_id();
+  if (!Idle(volume_id, "NodeStageVolume", reply)) return;
+  auto existing = store_.GetStaging(volume_id);
+  if (!Written(reply, existing.status())) return;
+  if (*existing && !Transitional((*existing)->state)) {
+    const StagingRow& row = **existing;
+    if (row.staging_path != request.staging_target_path()) {
+      reply.Fail(AlreadyExists("volume " + volume_id + " is already staged at " + row.staging_path +
+                               ", not at " + request.staging_target_path()));
+      return;
+    }
+    if (row.capability != capability->key) {
+      reply.Fail(AlreadyExists("volume " + volume_id + " is already staged at " + row.staging_path +
+                               " with another volume capability (" + row.capability + ")"));
+      return;
+    }
+    // A stale row (the mount vanished) is staged again below.
+    if (row.state == store::kStaged) {
+      reply.Ok({});
+      return;
+    }
+  }
+  if (!Begin(volume_id, "NodeStageVolume", reply)) return;
+
+  StagingRow row{.volume_id = volume_id,
+                 .staging_path = request.staging_target_path(),
+                 .state = store::kStaging,
+                 .capability = capability->key,
+                 .block = capability->block,
+                 .fs_type = capability->fs_type,
+                 .serial = *serial,
+                 .device_name = "",
+                 .device_number = ""};
+  if (!Written(reply, store_.PutStaging(row))) {
+    End(volume_id);
+    return;
+  }
+  log::Info("staging volume", {{"volume_id", volume_id},
+                               {"serial", row.serial},
+                               {"path", row.staging_path},
+                               {"access", row.block ? "block" : "mount " + row.fs_type}});
+  // The waiter keeps its callback in a std::function, which must be copyable: share the reply.
+  auto shared_reply =
+      std::make_shared<rpc::Reply<csi::v1::NodeStageVolumeResponse>>(std::move(reply));
+  waiter_.Wait(*serial, [this, row, options = capability->options,
+                         shared_reply](StatusOr<node::BlockDevice> device) mutable {
+    StageWithDevice(std::move(row), std::move(options), std::move(device),
+                    std::move(*shared_reply));
+  });
+}
+
+void NodeService::StageWithDevice(StagingRow row, node::MountOptions options,
+                                  StatusOr<node::BlockDevice> device,
+                                  rpc::Reply<csi::v1::NodeStageVolumeResponse> reply) {
+  auto fail = [this, &row, &reply](const Status& status) {
+    (void)store_.DeleteStaging(row.volume_id);  // nothing was mounted: the retry starts over
+    End(row.volume_id);
+    log::Warn("staging failed", {{"volume_id", row.volume_id}, {"error", status.message()}});
+    reply.Fail(status);
+  };
+  if (!device.ok()) return fail(device.status());
+  // Never stage one device for two volumes.
+  auto others = store_.ListStagings();
+  if (!others.ok()) return fail(others.status());
+  for (const StagingRow& other : *others) {
+    if (other.volume_id != row.volume_id && other.state != store::kStale &&
+        other.device_number == device->Number()) {
+      return fail(FailedPrecondition("device " + device->node + " (serial " + row.serial +
+                                     ") is already staged for volume " + other.volume_id));
+    }
+  }
+  row.device_name = device->name;
+  row.device_number = device->Number();
+  if (Status st = store_.PutStaging(row); !st.ok()) return fail(Unavailable(st.message()));
+
+  if (row.block) {  // nothing to mount: the device is remembered in the row
+    row.state = store::kStaged;
+    if (Status st = store_.PutStaging(row); !st.ok()) return fail(Unavailable(st.message()));
+    End(row.volume_id);
+    log::Info("volume staged", {{"volume_id", row.volume_id}, {"device", device->node}});
+    reply.Ok({});
+    return;
+  }
+  node::BlockDevice found = *device;
+  RunBlocking(
+      loop_->uv(),
+      [found, path = row.staging_path, fs_type = row.fs_type, options]() -> StatusOr<bool> {
+        bool formatted = false;
+        Status st = node::StageFilesystem(found, path, fs_type, options, &formatted);
+        if (!st.ok()) return st;
+        return formatted;
+      },
+      [this, row, found, reply = std::move(reply)](StatusOr<bool> formatted) mutable {
+        if (!formatted.ok()) {
+          (void)store_.DeleteStaging(row.volume_id);
+          End(row.volume_id);
+          log::Warn("staging failed",
+                    {{"volume_id", row.volume_id}, {"error", formatted.status().message()}});
+          reply.Fail(formatted.status());
+          return;
+        }
+        row.state = store::kStaged;
+        Status st = store_.PutStaging(row);
+        End(row.volume_id);
+        if (!Written(reply, st)) return;
+        log::Info("volume staged", {{"volume_id", row.volume_id},
+                                    {"device", found.node},
+                                    {"path", row.staging_path},
+                                    {"formatted", *formatted ? "yes" : "no"}});
+        reply.Ok({});
+      });
+}
+
+void NodeService::NodeUnstageVolume(const rpc::CallInfo&,
+                                    const csi::v1::NodeUnstageVolumeRequest& request,
+                                    rpc::Reply<csi::v1::NodeUnstageVolumeResponse> reply) {
+  const std::string& volume_id = request.volume_id();
+  const std::string& path = request.staging_target_path();
+  if (!Check(reply,
+             {RequireVolumeId(volume_id), node::CheckVolumePath("staging_target_path", path)})) {
+    return;
+  }
+  if (!Begin(volume_id, "NodeUnstageVolume", reply)) return;
+  auto existing = store_.GetStaging(volume_id);
+  auto publications = store_.PublicationsOf(volume_id);
+  if (!Written(reply, existing.ok() ? publications.status() : existing.status())) {
+    End(volume_id);
+    return;
+  }
+  for (const PublicationRow& publication : *publications) {
+    if (publication.state != store::kStale) {
+      End(volume_id);
+      reply.Fail(FailedPrecondition("volume " + volume_id + " is still published at " +
+                                    publication.target_path + "; call NodeUnpublishVolume first"));
+      return;
+    }
+  }
+  std::optional<StagingRow> row;
+  if (*existing && (*existing)->staging_path == path) row = **existing;
+  std::optional<node::BlockDevice> device;
+  if (row) {
+    device = StagedDevice(*row);
+    row->state = store::kUnstaging;
+    if (!Written(reply, store_.PutStaging(*row))) {
+      End(volume_id);
+      return;
+    }
+  }
+  bool block = row && row->block;
+  RunBlocking(
+      loop_->uv(),
+      [device, block, path] {
+        return node::UnmountAndRemove(device ? &*device : nullptr, block, path, true);
+      },
+      [this, row, volume_id, publications = *publications,
+       reply = std::move(reply)](Status st) mutable {
+        End(volume_id);
+        if (!st.ok()) {
+          if (row) {
+            row->state = store::kStaged;
+            (void)store_.PutStaging(*row);
+          }
+          reply.Fail(st);
+          return;
+        }
+        if (row) {
+          for (const PublicationRow& stale : publications)
+            (void)store_.DeletePublication(stale.target_path);
+          if (!Written(reply, store_.DeleteStaging(volume_id))) return;
+          log::Info("volume unstaged", {{"volume_id", volume_id}, {"path", row->staging_path}});
+        }
+        reply.Ok({});
+      });
+}
+
+void NodeService::NodePublishVolume(const rpc::CallInfo&,
+                                    const csi::v1::NodePublishVolumeRequest& request,
+                                    rpc::Reply<csi::v1::NodePublishVolumeResponse> reply) {
+  const std::string& volume_id = request.volume_id();
+  const std::string& target = request.target_path();
+  auto capability = ParseCapability(request.has_volume_capability(), request.volume_capability());
+  if (!Check(reply, {RequireVolumeId(volume_id),
+                     node::CheckVolumePath("staging_target_path", request.staging_target_path()),
+                     node::CheckVolumePath("target_path", target), capability.status()})) {
+    return;
+  }
+  if (target == request.staging_target_path()) {
+    reply.Fail(InvalidArgument("target_path and staging_target_path must differ"));
+    return;
+  }
+  if (!Idle(volume_id, "NodePublishVolume", reply)) return;
+  bool readonly =
+      request.readonly() ||
+      capability->mode == csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_READER_ONLY;
+  auto staging = store_.GetStaging(volume_id);
+  auto existing = store_.GetPublication(target);
+  auto all = store_.PublicationsOf(volume_id);
+  for (const Status& st : {staging.status(), existing.status(), all.status()}) {
+    if (!Written(reply, st)) return;
+  }
+  if (!*staging || (*staging)->state != store::kStaged ||
+      (*staging)->staging_path != request.staging_target_path()) {
+    reply.Fail(FailedPrecondition("volume " + volume_id + " is not staged at " +
+                                  request.staging_target_path() + "; call NodeStageVolume first"));
+    return;
+  }
+  const StagingRow& staged = **staging;
+  if (staged.block != capability->block) {
+    reply.Fail(InvalidArgument(std::string("volume ") + volume_id + " was staged as a " +
+                               (staged.block ? "block" : "mount") +
+                               " volume; it cannot be published as a " +
+                               (capability->block ? "block" : "mount") + " volume"));
+    return;
+  }
+  if (*existing && !Transitional((*existing)->state)) {
+    const PublicationRow& row = **existing;
+    if (row.volume_id != volume_id) {
+      reply.Fail(AlreadyExists("target_path " + target + " is in use by volume " + row.volume_id));
+      return;
+    }
+    if (row.capability != capability->key || row.readonly != readonly) {
+      reply.Fail(AlreadyExists("volume " + volume_id + " is already published at " + target +
+                               " with another capability or readonly setting"));
+      return;
+    }
+    if (row.state == store::kPublished) {
+      reply.Ok({});
+      return;
+    }
+  }
+  if (capability->mode == csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_SINGLE_WRITER) {
+    for (const PublicationRow& other : *all) {
+      if (other.target_path != target && other.state == store::kPublished) {
+        reply.Fail(FailedPrecondition("volume " + volume_id +
+                                      " has access mode SINGLE_NODE_SINGLE_WRITER and is already "
+                                      "published at " +
+                                      other.target_path));
+        return;
+      }
+    }
+  }
+  if (!Begin(volume_id, "NodePublishVolume", reply)) return;
+  PublicationRow row{.target_path = target,
+                     .volume_id = volume_id,
+                     .state = store::kPublishing,
+                     .staging_path = staged.staging_path,
+                     .capability = capability->key,
+                     .readonly = readonly};
+  if (!Written(reply, store_.PutPublication(row))) {
+    End(volume_id);
+    return;
+  }
+  auto device = StagedDevice(staged);
+  if (!device) {
+    (void)store_.DeletePublication(target);
+    End(volume_id);
+    reply.Fail(Internal("volume " + volume_id + " is staged without a known device"));
+    return;
+  }
+  bool block = staged.block;
+  std::string source = block ? device->node : staged.staging_path;
+  node::MountOptions options = block ? node::MountOptions{} : capability->options;
+  RunBlocking(
+      loop_->uv(),
+      [device = *device, block, source, target, readonly, options] {
+        return node::PublishBind(device, block, source, target, readonly, options);
+      },
+      [this, row, reply = std::move(reply)](Status st) mutable {
+        End(row.volume_id);
+        if (!st.ok()) {
+          (void)store_.DeletePublication(row.target_path);
+          log::Warn("publishing failed", {{"volume_id", row.volume_id}, {"error", st.message()}});
+          reply.Fail(st);
+          return;
+        }
+        row.state = store::kPublished;
+        if (!Written(reply, store_.PutPublication(row))) return;
+        log::Info("volume published", {{"volume_id", row.volume_id},
+                                       {"path", row.target_path},
+                                       {"readonly", row.readonly ? "yes" : "no"}});
+        reply.Ok({});
+      });
+}
+
+void NodeService::NodeUnpublishVolume(const rpc::CallInfo&,
+                                      const csi::v1::NodeUnpublishVolumeRequest& request,
+                                      rpc::Reply<csi::v1::NodeUnpublishVolumeResponse> reply) {
+  const std::string& volume_id = request.volume_id();
+  const std::string& target = request.target_path();
+  if (!Check(reply, {RequireVolumeId(volume_id), node::CheckVolumePath("target_path", target)})) {
+    return;
+  }
+  auto existing = store_.GetPublication(target);
+  auto staging = store_.GetStaging(volume_id);
+  for (const Status& st : {existing.status(), staging.status()}) {
+    if (!Written(reply, st)) return;
+  }
+  if (*existing && (*existing)->volume_id != volume_id) {
+    reply.Fail(FailedPrecondition("target_path " + target + " belongs to volume " +
+                                  (*existing)->volume_id + ", not " + volume_id));
+    return;
+  }
+  if (!Begin(volume_id, "NodeUnpublishVolume", reply)) return;
+  std::optional<PublicationRow> row = *existing;
+  std::optional<node::BlockDevice> device;
+  bool block = false;
+  if (*staging) {
+    device = StagedDevice(**staging);
+    block = (*staging)->block;
+  }
+  if (row) {
+    row->state = store::kUnpublishing;
+    if (!Written(reply, store_.PutPublication(*row))) {
+      End(volume_id);
+      return;
+    }
+  }
+  RunBlocking(
+      loop_->uv(),
+      [device, block, target] {
+        return node::UnmountAndRemove(device ? &*device : nullptr, block, target, true);
+      },
+      [this, row, volume_id, reply = std::move(reply)](Status st) mutable {
+        End(volume_id);
+        if (!st.ok()) {
+          if (row) {
+            row->state = store::kPublished;
+            (void)store_.PutPublication(*row);
+          }
+          reply.Fail(st);
+          return;
+        }
+        if (row) {
+          if (!Written(reply, store_.DeletePublication(row->target_path))) return;
+          log::Info("volume unpublished", {{"volume_id", volume_id}, {"path", row->target_path}});
+        }
+        reply.Ok({});
+      });
+}
+
+void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
+                                     const csi::v1::NodeGetVolumeStatsRequest& request,
+                                     rpc::Reply<csi::v1::NodeGetVolumeStatsResponse> reply) {
+  const std::string& volume_id = request.volume_id();
+  const std::string& path = request.volume_path();
+  if (!Check(reply, {RequireVolumeId(volume_id), node::CheckVolumePath("volume_path", path)})) {
+    return;
+  }
+  auto staging = store_.GetStaging(volume_id);
+  auto publication = store_.GetPublication(path);
+  for (const Status& st : {staging.status(), publication.status()}) {
+    if (!Written(reply, st)) return;
+  }
+  bool published = *publication && (*publication)->volume_id == volume_id &&
+                   (*publication)->state != store::kUnpublishing;
+  bool staged_here = *staging && (*staging)->staging_path == path;
+  std::optional<node::BlockDevice> device = *staging ? StagedDevice(**staging) : std::nullopt;
+  if ((!published && !staged_here) || !device) {
+    reply.Fail(NotFound("volume " + volume_id + " is neither published nor staged at " + path));
+    return;
+  }
+  bool block = (*staging)->block;
+  bool expect_mount = published || !block;
+  bool readonly = published && (*publication)->readonly;
+  struct Stats {
+    std::string problem;
+    StatusOr<node::FilesystemUsage> usage = Internal("not read");
+    StatusOr<int64_t> bytes = Internal("not read");
+  };
+  RunBlocking(
+      loop_->uv(),
+      [root = settings_.sysfs_root, device = *device, block, path, expect_mount,
+       readonly]() -> StatusOr<Stats> {
+        Stats stats;
+        stats.problem = node::VolumeProblem(root, device, block, path, expect_mount, readonly);
+        if (block) {
+          stats.bytes = node::BlockDeviceBytes(device.node);
+        } else if (stats.problem.empty() || stats.problem.find("read-only") != std::string::npos) {
+          stats.usage = node::UsageOf(path);
+        }
+        return stats;
+      },
+      [reply = std::move(reply)](StatusOr<Stats> stats) mutable {
+        if (!stats.ok()) {
+          reply.Fail(stats.status());
+          return;
+        }
+        csi::v1::NodeGetVolumeStatsResponse response;
+        auto add = [&response](csi::v1::VolumeUsage::Unit unit, int64_t total, int64_t used,
+                               int64_t available) {
+          auto* usage = response.add_usage();
+          usage->set_unit(unit);
+          usage->set_total(total);
+          usage->set_used(used);
+          usage->set_available(available);
+        };
+        if (stats->usage.ok()) {
+          const node::FilesystemUsage& u = *stats->usage;
+          add(csi::v1::VolumeUsage::BYTES, u.bytes_total, u.bytes_used, u.bytes_available);
+          add(csi::v1::VolumeUsage::INODES, u.inodes_total, u.inodes_used, u.inodes_available);
+        } else if (stats->bytes.ok()) {
+          response.add_usage()->set_unit(csi::v1::VolumeUsage::BYTES);
+          response.mutable_usage(0)->set_total(*stats->bytes);
+        }
+        response.mutable_volume_condition()->set_abnormal(!stats->problem.empty());
+        response.mutable_volume_condition()->set_message(stats->problem.empty() ? "healthy"
+                                                                                : stats->problem);
+        reply.Ok(std::move(response));
+      });
+}
+
+void NodeService::Register(rpc::CsiHandlers& handlers) {
+#define OXIDE_NODE_HANDLER(name)                                  \
+  handlers.name = [this](auto& info, auto& request, auto reply) { \
+    name(info, request, std::move(reply));                        \
+  };
+  OXIDE_NODE_HANDLER(NodeGetInfo)
+  OXIDE_NODE_HANDLER(NodeGetCapabilities)
+  OXIDE_NODE_HANDLER(NodeStageVolume)
+  OXIDE_NODE_HANDLER(NodeUnstageVolume)
+  OXIDE_NODE_HANDLER(NodePublishVolume)
+  OXIDE_NODE_HANDLER(NodeUnpublishVolume)
+  OXIDE_NODE_HANDLER(NodeGetVolumeStats)
+#undef OXIDE_NODE_HANDLER
+}
+
+}  // namespace oxide::engine

@@ -1,0 +1,171 @@
+#include "node/volume_ops.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "node/filesystem_probe.h"
+#include "node/formatter.h"
+#include "util/log.h"
+
+namespace oxide::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+}  // namespace
+
+bool MountBelongsTo(const MountEntry& entry, const BlockDevice& device, bool block,
+                    const std::string& path) {
+  if (!block) return entry.major == device.major && entry.minor == device.minor;
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0 && S_ISBLK(info.st_mode) &&
+         major(info.st_rdev) == device.major && minor(info.st_rdev) == device.minor;
+}
+
+namespace {
+
+Status CreateDirectory(const std::string& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) return Internal("cannot create directory " + path + ": " + ec.message());
+  if (!fs::is_directory(path, ec))
+    return FailedPrecondition(path + " exists and is not a directory");
+  return Status::Ok();
+}
+
+Status CreateFile(const std::string& path) {
+  Status parent = CreateDirectory(fs::path(path).parent_path().string());
+  if (!parent.ok()) return parent;
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Internal("cannot create file " + path + ": " + std::strerror(errno));
+  close(fd);
+  struct stat info {};
+  if (lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    return FailedPrecondition(path + " exists and is not a regular file");
+  }
+  return Status::Ok();
+}
+
+Status RemovePath(const std::string& path) {
+  struct stat info {};
+  if (lstat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return Internal("cannot inspect " + path + ": " + std::strerror(errno));
+  }
+  int rc = S_ISDIR(info.st_mode)   ? rmdir(path.c_str())
+           : S_ISREG(info.st_mode) ? unlink(path.c_str())
+                                   : 0;
+  if (rc != 0) {
+    if (errno == ENOTEMPTY || errno == EEXIST) {
+      log::Warn("left a non-empty directory in place after unmounting it", {{"path", path}});
+      return Status::Ok();
+    }
+    return Internal("cannot remove " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status StageFilesystem(const BlockDevice& device, const std::string& staging_path,
+                       const std::string& fs_type, const MountOptions& options, bool* formatted) {
+  *formatted = false;
+  auto mounts = ReadMountInfo();
+  if (!mounts.ok()) return mounts.status();
+  if (auto entry = FindMount(*mounts, staging_path)) {
+    if (MountBelongsTo(*entry, device, false, staging_path)) return Status::Ok();
+    return FailedPrecondition("something else (" + entry->source + ", " + entry->fs_type +
+                              ") is already mounted at " + staging_path +
+                              "; refusing to mount over it");
+  }
+  auto content = ProbeDevice(device.node);
+  if (!content.ok()) return content.status();
+  switch (content->kind) {
+    case DeviceContent::Kind::kBlank: {
+      Status made = MakeFilesystem(device.node, fs_type);
+      if (!made.ok()) return made;
+      *formatted = true;
+      break;
+    }
+    case DeviceContent::Kind::kFilesystem:
+      if (content->fs_type != fs_type) {
+        return FailedPrecondition(device.node + " already holds a " + content->fs_type +
+                                  " filesystem but the volume capability asks for " + fs_type +
+                                  "; it is never reformatted");
+      }
+      break;
+    case DeviceContent::Kind::kPartitionTable:
+    case DeviceContent::Kind::kUnknownData:
+      return FailedPrecondition(device.node + " holds data (" + content->detail +
+                                "); refusing to format it");
+  }
+  Status checked = CheckFilesystem(device.node, fs_type);
+  if (!checked.ok()) return checked;
+  Status dir = CreateDirectory(staging_path);
+  if (!dir.ok()) return dir;
+  return MountFilesystem(device.node, staging_path, fs_type, options);
+}
+
+Status PublishBind(const BlockDevice& device, bool block, const std::string& source,
+                   const std::string& target, bool readonly, const MountOptions& options) {
+  auto mounts = ReadMountInfo();
+  if (!mounts.ok()) return mounts.status();
+  if (auto entry = FindMount(*mounts, target)) {
+    if (!MountBelongsTo(*entry, device, block, target)) {
+      return FailedPrecondition("something else (" + entry->source + ") is already mounted at " +
+                                target + "; refusing to mount over it");
+    }
+    if (entry->ReadOnly() != readonly) {
+      return FailedPrecondition(target + " is already mounted " +
+                                (entry->ReadOnly() ? "read-only" : "read-write"));
+    }
+    return Status::Ok();
+  }
+  Status created = block ? CreateFile(target) : CreateDirectory(target);
+  if (!created.ok()) return created;
+  return BindMount(source, target, readonly, options);
+}
+
+Status UnmountAndRemove(const BlockDevice* device, bool block, const std::string& path,
+                        bool remove) {
+  for (int round = 0; round < 16; ++round) {
+    auto mounts = ReadMountInfo();
+    if (!mounts.ok()) return mounts.status();
+    auto entry = FindMount(*mounts, path);
+    if (!entry) return remove ? RemovePath(path) : Status::Ok();
+    if (device == nullptr || !MountBelongsTo(*entry, *device, block, path)) {
+      return FailedPrecondition("the mount at " + path + " (" + entry->source + ", " +
+                                entry->fs_type +
+                                ") does not belong to this volume; refusing to unmount it");
+    }
+    Status unmounted = Unmount(path);
+    if (!unmounted.ok()) return unmounted;
+  }
+  return Internal("still mounted after 16 unmounts: " + path);
+}
+
+std::string VolumeProblem(const std::string& sysfs_root, const BlockDevice& device, bool block,
+                          const std::string& path, bool expect_mount, bool expect_readonly) {
+  if (!DeviceStillPresent(sysfs_root, device)) {
+    return "the device " + device.node + " (" + device.Number() + ") has vanished";
+  }
+  auto mounts = ReadMountInfo();
+  if (!mounts.ok()) return mounts.status().message();
+  auto entry = FindMount(*mounts, path);
+  if (!expect_mount) return "";
+  if (!entry) return path + " is not mounted any more";
+  if (!MountBelongsTo(*entry, device, block, path))
+    return path + " holds another mount (" + entry->source + ")";
+  if (!block && entry->ReadOnly() && !expect_readonly) {
+    return path + " is mounted read-only although it was mounted read-write (filesystem errors?)";
+  }
+  return "";
+}
+
+}  // namespace oxide::node

@@ -1,0 +1,46 @@
+// The blocking sequences behind the node RPCs, composed from the helpers of this folder: stage
+// (probe, format only when blank, check, mount), publish (bind mount), unmount-and-remove, and
+// the health of a mounted or published volume. Every function blocks: call them from
+// uv_queue_work, never on the loop thread. Each is idempotent: a repeat after a crash finds the
+// work done and answers OK.
+#pragma once
+
+#include <string>
+
+#include "node/device_finder.h"
+#include "node/mounter.h"
+#include "util/status.h"
+
+namespace oxide::node {
+
+// Whether the mount `entry` at `path` is `device`'s: a filesystem mount carries the device's
+// number; a bind-mounted device node (block) must be that block device (stat of `path`).
+bool MountBelongsTo(const MountEntry& entry, const BlockDevice& device, bool block,
+                    const std::string& path);
+
+// Mounts the filesystem of `device` at `staging_path` (created if missing). A blank device gets
+// a `fs_type` filesystem first; any other content (another filesystem, a partition table,
+// unknown data) is never formatted: FAILED_PRECONDITION, data untouched. `formatted` tells
+// whether mkfs ran.
+Status StageFilesystem(const BlockDevice& device, const std::string& staging_path,
+                       const std::string& fs_type, const MountOptions& options, bool* formatted);
+
+// Bind-mounts `source` (the staging directory, or the device node for block volumes) onto
+// `target`, created as a directory (or, for block, as an empty file). Already there with this
+// device → OK; something else mounted there → FAILED_PRECONDITION.
+Status PublishBind(const BlockDevice& device, bool block, const std::string& source,
+                   const std::string& target, bool readonly, const MountOptions& options);
+
+// Unmounts every mount at `path` that belongs to `device` (refusing any that does not, with
+// FAILED_PRECONDITION), then removes `path` (an empty directory or a regular file) when
+// `remove` is set. A missing path is fine. With `device` null, only an unmounted path is
+// accepted.
+Status UnmountAndRemove(const BlockDevice* device, bool block, const std::string& path,
+                        bool remove);
+
+// Empty when the volume at `path` looks healthy; otherwise what is wrong (device vanished, not
+// mounted although `expect_mount`, another mount, read-only after errors).
+std::string VolumeProblem(const std::string& sysfs_root, const BlockDevice& device, bool block,
+                          const std::string& path, bool expect_mount, bool expect_readonly);
+
+}  // namespace oxide::node
