@@ -8,12 +8,13 @@ void ControllerTest::SetUp() {
   sim_ = std::make_unique<sim_test::SimProcess>(sim_args());
   ASSERT_TRUE(sim_->running());
   api_ = std::make_unique<sim_test::HttpClient>(sim_->base_url());
-  setup_ = std::make_unique<PluginSetup>("controller");
+  setup_ = std::make_unique<PluginSetup>(mode());
   setup_->env["OXIDE_HOST"] = sim_->base_url();
   setup_->env["OXIDE_TOKEN"] = sim_test::SimProcess::kToken;
   setup_->env["OXIDE_PROJECT"] = "demo";
   setup_->args.push_back("--oxide-insecure");
   for (const std::string& arg : plugin_args()) setup_->args.push_back(arg);
+  BeforePluginStart();
   StartPlugin();
 }
 

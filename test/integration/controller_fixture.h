@@ -22,6 +22,9 @@ class ControllerTest : public ::testing::Test {
  protected:
   virtual std::vector<std::string> sim_args() const { return {}; }
   virtual std::vector<std::string> plugin_args() const { return {}; }
+  virtual std::string mode() const { return "controller"; }
+  // Called after the simulator started and before the plugin starts.
+  virtual void BeforePluginStart() {}
 
   void SetUp() override;
   void TearDown() override;
