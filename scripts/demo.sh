@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # THE MAIN JOB: installs what is missing, builds, then runs oxide-csi-plugin on a unix socket
 # against the built-in Oxide simulator and drives it with oxide-csi-ctl, showing each step.
-# Today: the Identity service and the controller's volume lifecycle (create, attach, list, get,
-# detach, delete, with an idempotent retry and a refused call); the node steps come next.
+# The whole life of a volume: create, attach, stage (mkfs), publish, write a file, tear down,
+# attach and mount again, read the file back, tear down, delete — with an idempotent retry and
+# refused calls along the way. The simulator emulates the guest's disks as loop devices (root).
 set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$top"
@@ -33,16 +34,18 @@ chmod 600 "$work/token"
 
 step "starting the Oxide simulator on a free loopback port"
 "$bin/sim/oxide-sim" --port 0 --token-file "$work/token" --project demo \
+  --guest-backing-dir "$work/guest" --guest-sysfs-root "$work/guest-sys" --hotplug \
   > "$work/sim.out" 2> "$work/sim.log" &
 sim_pid=$!
 for _ in $(seq 100); do [ -s "$work/sim.out" ] && break; sleep 0.05; done
 port="$(head -n 1 "$work/sim.out")"
 echo "oxide-sim listening on http://127.0.0.1:$port (project \"demo\")"
 
-step "creating the node's Oxide instance (stopped: Oxide attaches disks only to stopped instances)"
+step "creating the node's Oxide instance (running; the simulator's --hotplug lets it take disks)"
 instance_id="$(python3 - "$port" <<'PY'
 import json, sys, urllib.request
-body = json.dumps({"project": "demo", "name": "k8s-node-1", "run_state": "stopped"}).encode()
+body = json.dumps({"project": "demo", "name": "k8s-node-1", "run_state": "running",
+                   "guest_local": True}).encode()
 request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/__sim/instances", data=body,
                                  headers={"content-type": "application/json"})
 print(json.load(urllib.request.urlopen(request))["id"])
@@ -56,6 +59,7 @@ export CSI_ENDPOINT="unix://$work/csi/csi.sock"
 OXIDE_HOST="http://127.0.0.1:$port" OXIDE_TOKEN_FILE="$work/token" OXIDE_PROJECT=demo \
 OXIDE_INSTANCE_ID="$instance_id" \
   "$bin/app/oxide-csi-plugin" --mode=all --state-db="$work/state/state.db" --oxide-insecure \
+  --sysfs-root="$work/guest-sys" \
   2> "$work/plugin.log" &
 plugin_pid=$!
 for _ in $(seq 200); do [ -S "$work/csi/csi.sock" ] && break; sleep 0.05; done
@@ -68,23 +72,48 @@ run "$ctl" identity capabilities
 run "$ctl" identity probe
 run "$ctl" --output json identity info
 
-step "Controller service: a volume's lifecycle"
+step "Controller and Node services: a volume's whole life"
 run "$ctl" controller capabilities
-run "$ctl" controller capacity
+run "$ctl" node info
 run "$ctl" controller create pvc-demo-1 --size-gib=3
 volume_id="$("$ctl" --output json controller create pvc-demo-1 --size-gib=3 |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["volume"]["volume_id"])')"
 echo "(the same CreateVolume again returned the same volume: $volume_id)"
-printf '\033[36m$ %s\033[0m\n' "$ctl controller create pvc-demo-1 --size-gib=5   # incompatible"
-"$ctl" controller create pvc-demo-1 --size-gib=5 || echo "(refused as expected)"
-run "$ctl" controller publish "$volume_id" "$instance_id"
+show_refusal() { printf '\033[36m$ %s\033[0m\n' "$*"; "$@" || echo "(refused as expected)"; }
+show_refusal "$ctl" controller create pvc-demo-1 --size-gib=5
+staging="$work/kubelet/staging/$volume_id"
+target="$work/kubelet/pods/pod-1/volumes/data"
+mount_volume() {
+  run "$ctl" controller publish "$volume_id" "$instance_id"
+  disk_name="$("$ctl" --output json controller publish "$volume_id" "$instance_id" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["publish_context"]["diskName"])')"
+  run "$ctl" node stage --volume-id "$volume_id" --staging-path "$staging" --fs-type ext4 \
+    --publish-context "diskName=$disk_name"
+  run "$ctl" node publish --volume-id "$volume_id" --staging-path "$staging" --target-path "$target" \
+    --fs-type ext4 --publish-context "diskName=$disk_name"
+}
+unmount_volume() {
+  run "$ctl" node unpublish --volume-id "$volume_id" --target-path "$target"
+  run "$ctl" node unstage --volume-id "$volume_id" --staging-path "$staging"
+  run "$ctl" controller unpublish "$volume_id" "$instance_id"
+}
+mount_volume
 run "$ctl" controller list
-run "$ctl" controller get "$volume_id"
-printf '\033[36m$ %s\033[0m\n' "$ctl controller delete $volume_id   # still attached"
-"$ctl" controller delete "$volume_id" || echo "(refused as expected)"
-run "$ctl" controller unpublish "$volume_id" "$instance_id"
+run grep " $staging \| $target " /proc/self/mountinfo
+printf '\033[36m$ %s\033[0m\n' "echo 'hello from pod-1' > $target/hello.txt"
+echo "hello from pod-1" > "$target/hello.txt"
+run "$ctl" node stats --volume-id "$volume_id" --volume-path "$target"
+show_refusal "$ctl" controller delete "$volume_id"
+unmount_volume
+echo "(detached: the file is not reachable now)"; [ ! -e "$target/hello.txt" ]
+mount_volume
+run cat "$target/hello.txt"
+[ "$(cat "$target/hello.txt")" = "hello from pod-1" ] || { echo "ERROR: data lost" >&2; exit 1; }
+unmount_volume
 run "$ctl" controller delete "$volume_id"
 run "$ctl" controller list
+if grep -q "$work" /proc/self/mountinfo; then echo "ERROR: a mount was left behind" >&2; exit 1; fi
+echo "no mount left behind"
 
 step "graceful shutdown (SIGTERM)"
 kill -TERM "$plugin_pid"
