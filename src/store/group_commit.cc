@@ -29,6 +29,7 @@ Status GroupCommit::BeginWrite() {
     in_transaction_ = true;
     if (window_.count() > 0) {
       window_open_ = true;
+      uv_update_time(window_timer_->loop);  // the loop's clock may be a long callback old
       uv_timer_start(window_timer_, &GroupCommit::OnWindowEnd,
                      static_cast<uint64_t>(window_.count()), 0);
     }
