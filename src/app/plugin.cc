@@ -11,6 +11,7 @@
 #include "engine/identity_service.h"
 #include "engine/node_service.h"
 #include "engine/oxide_credentials_check.h"
+#include "engine/snapshot_engine.h"
 #include "engine/volume_engine.h"
 #include "loop/event_loop.h"
 #include "rpc/csi_server.h"
@@ -90,6 +91,8 @@ int RunPlugin(const Settings& settings) {
   std::unique_ptr<backend::OxideClient> oxide;
   std::unique_ptr<store::VolumeStore> volumes;
   std::unique_ptr<engine::VolumeEngine> volume_engine;
+  std::unique_ptr<store::SnapshotStore> snapshot_rows;
+  std::unique_ptr<engine::SnapshotEngine> snapshot_engine;
   std::unique_ptr<engine::ControllerService> controller;
   std::unique_ptr<engine::OxideCredentialsCheck> credentials;
   if (settings.ServesController()) {
@@ -97,8 +100,11 @@ int RunPlugin(const Settings& settings) {
     volumes = std::make_unique<store::VolumeStore>(db, commit.get());
     volume_engine =
         std::make_unique<engine::VolumeEngine>(loop.uv(), oxide.get(), volumes.get(), commit.get());
-    controller =
-        std::make_unique<engine::ControllerService>(settings, oxide.get(), volume_engine.get());
+    snapshot_rows = std::make_unique<store::SnapshotStore>(db, commit.get());
+    snapshot_engine = std::make_unique<engine::SnapshotEngine>(
+        loop.uv(), oxide.get(), volumes.get(), snapshot_rows.get(), commit.get());
+    controller = std::make_unique<engine::ControllerService>(
+        settings, oxide.get(), volume_engine.get(), snapshot_engine.get());
     controller->Register(handlers);
     credentials = std::make_unique<engine::OxideCredentialsCheck>(loop.uv(), oxide.get());
     health.push_back([check = credentials.get()] { return check->Health(); });
@@ -135,6 +141,7 @@ int RunPlugin(const Settings& settings) {
       }
       credentials.reset();
       controller.reset();
+      snapshot_engine.reset();
       volume_engine.reset();
       oxide.reset();
       commit->Flush();  // its handles are idle now; it lives on for the node service
@@ -161,6 +168,7 @@ int RunPlugin(const Settings& settings) {
 
   if (volume_engine) {
     volume_engine->RecoverUnfinished();
+    snapshot_engine->RecoverUnfinished();
     credentials->Start();
   }
   loop.Run();

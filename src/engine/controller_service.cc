@@ -5,22 +5,14 @@
 #include "config/validation.h"
 #include "engine/csi_context_keys.h"
 #include "engine/disk_naming.h"
+#include "engine/paged_listing.h"
 #include "engine/volume_request.h"
 
 namespace oxide::engine {
 namespace {
 
 using backend::Disk;
-template <typename T>
-using SharedReply = std::shared_ptr<rpc::Reply<T>>;
-
-template <typename T>
-SharedReply<T> Share(rpc::Reply<T> reply) {
-  return std::make_shared<rpc::Reply<T>>(std::move(reply));
-}
-
-constexpr const char* kPageTokenPrefix = "ox1.";
-constexpr uint32_t kMaxPage = 1000;
+using rpc::Share;
 
 Status MissingField(const char* field) {
   return InvalidArgument(std::string(field) + " is required");
@@ -29,11 +21,12 @@ Status MissingField(const char* field) {
 }  // namespace
 
 ControllerService::ControllerService(const Settings& settings, backend::OxideClient* oxide,
-                                     VolumeEngine* engine)
+                                     VolumeEngine* engine, SnapshotEngine* snapshots)
     : zone_(settings.topology_zone),
       default_size_(static_cast<uint64_t>(settings.default_volume_size_gib) * kGiB),
       oxide_(oxide),
-      engine_(engine) {}
+      engine_(engine),
+      snapshots_(snapshots) {}
 
 void ControllerService::FillVolume(const Disk& disk, csi::v1::Volume* volume) const {
   volume->set_volume_id(disk.id);
@@ -54,11 +47,6 @@ void ControllerService::CreateVolume(const rpc::CallInfo&,
   }
   Status caps = CheckCapabilities(request.volume_capabilities());
   if (!caps.ok()) return reply.Fail(caps);
-  if (request.has_volume_content_source()) {
-    return reply.Fail(InvalidArgument(
-        "volume_content_source: creating a volume from a snapshot or another volume is not "
-        "supported yet"));
-  }
   StatusOr<VolumeParameters> params = ParseParameters(request.parameters());
   if (!params.ok()) return reply.Fail(params.status());
   StatusOr<uint64_t> size =
@@ -76,22 +64,38 @@ void ControllerService::CreateVolume(const rpc::CallInfo&,
                                    std::string(kTopologyKey) + "=" + zone_ + ")"));
     }
   }
+  const bool clone = request.volume_content_source().has_volume();
   CreateSpec spec{
       .co_name = request.name(),
       .disk_name = DiskNameFor(request.name()),
-      .description = DescriptionFor(request.name(), params->pvc_namespace, params->pvc_name),
+      .description =
+          clone ? CloneDescriptionFor(request.name(), params->pvc_namespace, params->pvc_name,
+                                      request.volume_content_source().volume().volume_id())
+                : DescriptionFor(request.name(), params->pvc_namespace, params->pvc_name),
       .size = *size,
       .required = static_cast<uint64_t>(request.capacity_range().required_bytes()),
       .limit = static_cast<uint64_t>(request.capacity_range().limit_bytes()),
       .block_size = params->block_size,
-      .block_size_requested = params->block_size_given};
+      .block_size_requested = params->block_size_given,
+      .snapshot_id = "",
+      .clone_source = ""};
   auto shared = Share(std::move(reply));
-  engine_->Create(spec, RequestFingerprint(request), [this, shared](const OperationResult& result) {
-    if (!result.ok()) return shared->Fail(result.status());
+  if (request.has_volume_content_source()) {
+    return CreateFromSource(spec, request.volume_content_source(), RequestFingerprint(request),
+                            shared);
+  }
+  engine_->Create(spec, RequestFingerprint(request), VolumeAnswer(shared, std::nullopt));
+}
+
+OperationWaiter ControllerService::VolumeAnswer(
+    SharedCreateReply reply, std::optional<csi::v1::VolumeContentSource> source) {
+  return [this, reply, source](const OperationResult& result) {
+    if (!result.ok()) return reply->Fail(result.status());
     csi::v1::CreateVolumeResponse response;
     FillVolume(*result, response.mutable_volume());
-    shared->Ok(std::move(response));
-  });
+    if (source) *response.mutable_volume()->mutable_content_source() = *source;
+    reply->Ok(std::move(response));
+  };
 }
 
 // ---- DeleteVolume ---------------------------------------------------------------------------
@@ -212,49 +216,34 @@ void ControllerService::ListVolumes(const rpc::CallInfo&,
   if (request.max_entries() < 0) {
     return reply.Fail(InvalidArgument("max_entries may not be negative"));
   }
-  std::string token;
-  if (!request.starting_token().empty()) {
-    if (request.starting_token().rfind(kPageTokenPrefix, 0) != 0) {
-      return reply.Fail(Aborted("starting_token \"" + request.starting_token() +
-                                "\" is not a token this plugin issued; list again from the start"));
-    }
-    token = request.starting_token().substr(4);
-  }
-  ListPage(Share(std::move(reply)), std::make_shared<csi::v1::ListVolumesResponse>(),
-           static_cast<uint32_t>(request.max_entries()), token);
-}
-
-void ControllerService::ListPage(SharedReply<csi::v1::ListVolumesResponse> reply,
-                                 std::shared_ptr<csi::v1::ListVolumesResponse> response,
-                                 uint32_t wanted, std::string page_token) {
-  uint32_t remaining = wanted == 0 ? kMaxPage : wanted - response->entries_size();
-  backend::PageRequest page{.limit = std::min(remaining, kMaxPage), .page_token = page_token};
-  oxide_->ListDisks(page, [this, reply, response, wanted, page_token,
-                           limit = page.limit](StatusOr<backend::Page<Disk>> listed) {
-    if (!listed.ok()) {
-      if (!page_token.empty() && listed.status().code() == StatusCode::kInvalidArgument) {
-        return reply->Fail(Aborted("starting_token is no longer valid (" +
-                                   listed.status().message() + "); list again from the start"));
-      }
-      return reply->Fail(listed.status());
-    }
-    for (const Disk& disk : listed->items) {
-      if (!IsPluginDiskName(disk.name)) continue;
-      auto* entry = response->add_entries();
-      FillVolume(disk, entry->mutable_volume());
-      auto* status = entry->mutable_status();
-      if (!disk.state.instance.empty()) status->add_published_node_ids(disk.state.instance);
-      bool faulted = disk.state.state == "faulted";
-      status->mutable_volume_condition()->set_abnormal(faulted);
-      if (faulted)
-        status->mutable_volume_condition()->set_message("Oxide reports the disk faulted");
-    }
-    bool more = listed->items.size() >= limit && listed->next_page.has_value();
-    bool full = wanted != 0 && static_cast<uint32_t>(response->entries_size()) >= wanted;
-    if (more && !full) return ListPage(reply, response, wanted, *listed->next_page);
-    if (more) response->set_next_token(kPageTokenPrefix + *listed->next_page);
-    reply->Ok(std::move(*response));
-  });
+  StatusOr<std::string> token = OxidePageToken(request.starting_token());
+  if (!token.ok()) return reply.Fail(token.status());
+  using Response = csi::v1::ListVolumesResponse;
+  auto listing = std::make_shared<PagedListing<Disk, Response>>();
+  listing->list = [this](const backend::PageRequest& page, backend::Done<backend::Page<Disk>> done) {
+    oxide_->ListDisks(page, std::move(done));
+  };
+  listing->add = [this](const Disk& disk, Response* response) {
+    if (!IsPluginDiskName(disk.name)) return;
+    auto* entry = response->add_entries();
+    FillVolume(disk, entry->mutable_volume());
+    auto* status = entry->mutable_status();
+    if (!disk.state.instance.empty()) status->add_published_node_ids(disk.state.instance);
+    bool faulted = disk.state.state == "faulted";
+    status->mutable_volume_condition()->set_abnormal(faulted);
+    if (faulted) status->mutable_volume_condition()->set_message("Oxide reports the disk faulted");
+  };
+  listing->entries = [](const Response& response) { return response.entries_size(); };
+  listing->set_next_token = [](Response* response, const std::string& next) {
+    response->set_next_token(next);
+  };
+  auto shared = Share(std::move(reply));
+  listing->done = [shared](StatusOr<Response> listed) {
+    if (!listed.ok()) return shared->Fail(listed.status());
+    shared->Ok(std::move(*listed));
+  };
+  ListPages(listing, std::make_shared<Response>(), static_cast<uint32_t>(request.max_entries()),
+            *token);
 }
 
 void ControllerService::GetCapacity(const rpc::CallInfo&,
@@ -293,7 +282,8 @@ void ControllerService::ControllerGetCapabilities(
   csi::v1::ControllerGetCapabilitiesResponse response;
   for (auto type : {Rpc::CREATE_DELETE_VOLUME, Rpc::PUBLISH_UNPUBLISH_VOLUME, Rpc::LIST_VOLUMES,
                     Rpc::LIST_VOLUMES_PUBLISHED_NODES, Rpc::GET_VOLUME, Rpc::VOLUME_CONDITION,
-                    Rpc::GET_CAPACITY, Rpc::SINGLE_NODE_MULTI_WRITER}) {
+                    Rpc::GET_CAPACITY, Rpc::SINGLE_NODE_MULTI_WRITER, Rpc::CREATE_DELETE_SNAPSHOT,
+                    Rpc::LIST_SNAPSHOTS, Rpc::CLONE_VOLUME}) {
     response.add_capabilities()->mutable_rpc()->set_type(type);
   }
   reply.Ok(std::move(response));
@@ -313,6 +303,9 @@ void ControllerService::Register(rpc::CsiHandlers& handlers) {
   OXIDE_INSTALL(GetCapacity)
   OXIDE_INSTALL(ControllerGetCapabilities)
   OXIDE_INSTALL(ControllerGetVolume)
+  OXIDE_INSTALL(CreateSnapshot)
+  OXIDE_INSTALL(DeleteSnapshot)
+  OXIDE_INSTALL(ListSnapshots)
 #undef OXIDE_INSTALL
 }
 

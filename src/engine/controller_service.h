@@ -1,12 +1,14 @@
 // The CSI Controller service: validates each request, hands volume changes to the VolumeEngine
-// and answers the read-only RPCs (list, get, validate, capacity) straight from Oxide, the source
-// of truth. Loop thread only.
+// and snapshot changes to the SnapshotEngine, and answers the read-only RPCs (list, get,
+// validate, capacity) straight from Oxide, the source of truth. Volume content sources and the
+// snapshot RPCs are in controller_volume_sources.cc and controller_snapshots.cc. Loop thread only.
 #pragma once
 
 #include <string>
 
 #include "backend/oxide_client.h"
 #include "config/settings.h"
+#include "engine/snapshot_engine.h"
 #include "engine/volume_engine.h"
 #include "rpc/csi_rpcs.h"
 
@@ -14,7 +16,8 @@ namespace oxide::engine {
 
 class ControllerService {
  public:
-  ControllerService(const Settings& settings, backend::OxideClient* oxide, VolumeEngine* engine);
+  ControllerService(const Settings& settings, backend::OxideClient* oxide, VolumeEngine* engine,
+                    SnapshotEngine* snapshots);
 
 #define OXIDE_DECLARE_CONTROLLER_METHOD(service, name)                        \
   void name(const rpc::CallInfo& info, const csi::v1::name##Request& request, \
@@ -28,21 +31,32 @@ class ControllerService {
   OXIDE_DECLARE_CONTROLLER_METHOD(Controller, GetCapacity)
   OXIDE_DECLARE_CONTROLLER_METHOD(Controller, ControllerGetCapabilities)
   OXIDE_DECLARE_CONTROLLER_METHOD(Controller, ControllerGetVolume)
+  OXIDE_DECLARE_CONTROLLER_METHOD(Controller, CreateSnapshot)
+  OXIDE_DECLARE_CONTROLLER_METHOD(Controller, DeleteSnapshot)
+  OXIDE_DECLARE_CONTROLLER_METHOD(Controller, ListSnapshots)
 #undef OXIDE_DECLARE_CONTROLLER_METHOD
 
-  // Installs the handlers above; the snapshot, expand and modify RPCs stay UNIMPLEMENTED.
+  // Installs the handlers above; the expand and modify RPCs stay UNIMPLEMENTED.
   void Register(rpc::CsiHandlers& handlers);
 
  private:
+  using SharedCreateReply = std::shared_ptr<rpc::Reply<csi::v1::CreateVolumeResponse>>;
+
   void FillVolume(const backend::Disk& disk, csi::v1::Volume* volume) const;
-  void ListPage(std::shared_ptr<rpc::Reply<csi::v1::ListVolumesResponse>> reply,
-                std::shared_ptr<csi::v1::ListVolumesResponse> response, uint32_t wanted,
-                std::string page_token);
+  // Answers a CreateVolume with the volume (and the content source it was made from).
+  OperationWaiter VolumeAnswer(SharedCreateReply reply,
+                               std::optional<csi::v1::VolumeContentSource> source);
+  // Restore (snapshot source) or clone (volume source): checks the source, then creates.
+  void CreateFromSource(CreateSpec spec, const csi::v1::VolumeContentSource& source,
+                        const std::string& fingerprint, SharedCreateReply reply);
+  // The source is gone: a volume already made from it still answers a retry; else `error`.
+  void AnswerExisting(const CreateSpec& spec, const Status& error, OperationWaiter answer);
 
   std::string zone_;
   uint64_t default_size_;
   backend::OxideClient* oxide_;
   VolumeEngine* engine_;
+  SnapshotEngine* snapshots_;
 };
 
 }  // namespace oxide::engine

@@ -11,6 +11,9 @@ constexpr std::string_view kNamePrefix = "csi-";
 constexpr size_t kHashDigits = 16;
 constexpr size_t kMaxDiskName = 63;
 constexpr std::string_view kDescriptionPrefix = "oxide-csi volume ";
+constexpr std::string_view kSnapshotDescriptionPrefix = "oxide-csi snapshot ";
+constexpr std::string_view kCloneSourcePrefix = "oxide-csi clone source for volume ";
+constexpr std::string_view kClonedFrom = " cloned from volume ";
 
 std::string ReadablePart(std::string_view co_name, size_t room) {
   std::string out;
@@ -29,14 +32,47 @@ std::string ReadablePart(std::string_view co_name, size_t room) {
   return out;
 }
 
-}  // namespace
-
-std::string DiskNameFor(std::string_view co_name) {
-  std::string name(kNamePrefix);
+// `prefix` + hash digits of `co_name` + "-" + as much of a readable form as fits in 63.
+std::string HashedName(std::string_view prefix, std::string_view co_name) {
+  std::string name(prefix);
   name += Sha256Hex(co_name).substr(0, kHashDigits);
   std::string readable = ReadablePart(co_name, kMaxDiskName - name.size() - 1);
   if (!readable.empty()) name += "-" + readable;
   return name;
+}
+
+// The JSON string right after `prefix`, if `text` starts with it.
+std::optional<std::string> QuotedAfter(std::string_view text, std::string_view prefix) {
+  if (text.substr(0, prefix.size()) != prefix) return std::nullopt;
+  std::string_view rest = text.substr(prefix.size());
+  // The JSON string ends at the first unescaped quote after the opening one.
+  if (rest.empty() || rest.front() != '"') return std::nullopt;
+  for (size_t i = 1; i < rest.size(); ++i) {
+    if (rest[i] == '\\') {
+      ++i;
+    } else if (rest[i] == '"') {
+      try {
+        return nlohmann::json::parse(rest.substr(0, i + 1)).get<std::string>();
+      } catch (const nlohmann::json::exception&) {
+        return std::nullopt;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string DiskNameFor(std::string_view co_name) {
+  return HashedName(kNamePrefix, co_name);
+}
+
+std::string SnapshotNameFor(std::string_view co_name) {
+  return HashedName("csi-snap-", co_name);
+}
+
+std::string CloneSnapshotNameFor(std::string_view target_co_name) {
+  return HashedName("csi-clone-", target_co_name);
 }
 
 std::string NvmeSerialOf(std::string_view disk_name) {
@@ -65,22 +101,35 @@ std::string DescriptionFor(std::string_view co_name, std::string_view pvc_namesp
 }
 
 std::optional<std::string> CoNameFromDescription(std::string_view description) {
-  if (description.substr(0, kDescriptionPrefix.size()) != kDescriptionPrefix) return std::nullopt;
-  std::string_view rest = description.substr(kDescriptionPrefix.size());
-  // The JSON string ends at the first unescaped quote after the opening one.
-  if (rest.empty() || rest.front() != '"') return std::nullopt;
-  for (size_t i = 1; i < rest.size(); ++i) {
-    if (rest[i] == '\\') {
-      ++i;
-    } else if (rest[i] == '"') {
-      try {
-        return nlohmann::json::parse(rest.substr(0, i + 1)).get<std::string>();
-      } catch (const nlohmann::json::exception&) {
-        return std::nullopt;
-      }
-    }
-  }
-  return std::nullopt;
+  return QuotedAfter(description, kDescriptionPrefix);
+}
+
+std::string CloneDescriptionFor(std::string_view co_name, std::string_view pvc_namespace,
+                                std::string_view pvc_name, std::string_view source_volume_id) {
+  return DescriptionFor(co_name, pvc_namespace, pvc_name) + std::string(kClonedFrom) +
+         std::string(source_volume_id);
+}
+
+std::optional<std::string> ClonedFromDescription(std::string_view description) {
+  constexpr size_t kUuidLength = 36;
+  size_t at = description.rfind(kClonedFrom);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view id = description.substr(at + kClonedFrom.size());
+  // The marker ends the description; inside the quoted CO name it would be followed by a quote.
+  if (id.size() != kUuidLength || id.find('"') != std::string_view::npos) return std::nullopt;
+  return std::string(id);
+}
+
+std::string SnapshotDescriptionFor(std::string_view co_name) {
+  return std::string(kSnapshotDescriptionPrefix) + nlohmann::json(std::string(co_name)).dump();
+}
+
+std::optional<std::string> CoNameFromSnapshotDescription(std::string_view description) {
+  return QuotedAfter(description, kSnapshotDescriptionPrefix);
+}
+
+std::string CloneSourceDescriptionFor(std::string_view target_co_name) {
+  return std::string(kCloneSourcePrefix) + nlohmann::json(std::string(target_co_name)).dump();
 }
 
 }  // namespace oxide::engine

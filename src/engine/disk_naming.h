@@ -1,6 +1,7 @@
-// How a CSI volume name maps to its Oxide disk: a deterministic disk name whose first 20 bytes
-// (the NVMe serial the guest sees) are unique, and a description that records the CSI name so a
-// name collision is detected and a fresh replica can recognise its volumes. Pure: any thread.
+// How CSI names map to Oxide names: a volume's deterministic disk name, whose first 20 bytes (the
+// NVMe serial the guest sees) are unique, a snapshot's name, and the name of a clone's temporary
+// snapshot; descriptions record the CSI name so a name collision is detected and a fresh replica
+// recognises what is its own. Pure: any thread.
 #pragma once
 
 #include <optional>
@@ -24,5 +25,18 @@ std::string DescriptionFor(std::string_view co_name, std::string_view pvc_namesp
                            std::string_view pvc_name);
 // The CO name recorded by DescriptionFor(), if the description is one of ours.
 std::optional<std::string> CoNameFromDescription(std::string_view description);
+// DescriptionFor() plus ` cloned from volume <source id>`, and that id read back.
+std::string CloneDescriptionFor(std::string_view co_name, std::string_view pvc_namespace,
+                                std::string_view pvc_name, std::string_view source_volume_id);
+std::optional<std::string> ClonedFromDescription(std::string_view description);
+
+// "csi-snap-" + 16 hex digits of SHA-256(co_name) + a readable part: a CSI snapshot's Oxide name.
+std::string SnapshotNameFor(std::string_view co_name);
+// `oxide-csi snapshot "<co_name>"`, and the CO name read back from it.
+std::string SnapshotDescriptionFor(std::string_view co_name);
+std::optional<std::string> CoNameFromSnapshotDescription(std::string_view description);
+// "csi-clone-" + hash of the target volume's CO name: the temporary snapshot a clone is made from.
+std::string CloneSnapshotNameFor(std::string_view target_co_name);
+std::string CloneSourceDescriptionFor(std::string_view target_co_name);
 
 }  // namespace oxide::engine

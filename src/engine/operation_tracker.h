@@ -1,6 +1,6 @@
-// Which operation each volume has in flight. A call for a volume with an operation under way
-// either joins it (same kind, same arguments: it gets the same result) or is refused at once
-// with ABORTED naming the pending operation. Operations outlive the RPCs that started them.
+// Which operation each volume or snapshot has in flight. A call for an object with an operation
+// under way either joins it (same kind, same arguments: it gets the same result) or is refused at
+// once with ABORTED naming the pending operation. Operations outlive the RPCs that started them.
 // Loop thread only.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "backend/oxide_types.h"
@@ -16,23 +17,63 @@
 
 namespace oxide::engine {
 
-// What an operation produces: the disk as Oxide last reported it, or the error.
-using OperationResult = StatusOr<backend::Disk>;
-using OperationWaiter = std::function<void(const OperationResult&)>;
-
-class OperationTracker {
+template <typename Result>
+class BasicOperationTracker {
  public:
+  using Waiter = std::function<void(const Result&)>;
   enum class Admission { kStart, kJoined, kRejected };
 
-  // Admits a call for `key` (a volume). kStart: the caller must run the operation and call
-  // Finish(key, ...) once. kJoined: `waiter` gets the running operation's result. kRejected:
-  // `waiter` has already been called with ABORTED.
+  // `subject` names what the keys are ("volume", "snapshot") in ABORTED messages.
+  explicit BasicOperationTracker(std::string subject = "volume") : subject_(std::move(subject)) {}
+
+  // Admits a call for `key`. kStart: the caller must run the operation and call Finish(key, ...)
+  // once. kJoined: `waiter` gets the running operation's result. kRejected: `waiter` has already
+  // been called with ABORTED.
   Admission Admit(const std::string& key, const std::string& kind, const std::string& fingerprint,
-                  OperationWaiter waiter);
-  // Makes `alias` refer to the operation running for `key` (a create learns its volume id).
-  void Alias(const std::string& key, const std::string& alias);
+                  Waiter waiter) {
+    auto found = by_key_.find(key);
+    if (found == by_key_.end()) {
+      auto operation = std::make_shared<Operation>();
+      operation->kind = kind;
+      operation->fingerprint = fingerprint;
+      operation->keys.push_back(key);
+      operation->waiters.push_back(std::move(waiter));
+      by_key_.emplace(key, std::move(operation));
+      ++operations_;
+      return Admission::kStart;
+    }
+    Operation& running = *found->second;
+    if (running.kind == kind && running.fingerprint == fingerprint) {
+      running.waiters.push_back(std::move(waiter));
+      ++joined_;
+      return Admission::kJoined;
+    }
+    ++rejected_;
+    std::string what = running.kind == kind ? running.kind + " with other arguments" : running.kind;
+    waiter(Result(Aborted("operation " + what + " pending for " + subject_ + " " + key +
+                          "; retry when it has finished")));
+    return Admission::kRejected;
+  }
+
+  // Makes `alias` refer to the operation running for `key` (a create learns its object's id).
+  void Alias(const std::string& key, const std::string& alias) {
+    auto found = by_key_.find(key);
+    if (found == by_key_.end() || by_key_.count(alias) != 0) return;
+    found->second->keys.push_back(alias);
+    by_key_.emplace(alias, found->second);
+  }
+
   // Ends the operation of `key` (and its aliases) and hands `result` to every waiter.
-  void Finish(const std::string& key, const OperationResult& result);
+  void Finish(const std::string& key, const Result& result) {
+    auto found = by_key_.find(key);
+    if (found == by_key_.end()) return;
+    std::shared_ptr<Operation> operation = found->second;
+    for (const std::string& k : operation->keys)
+      by_key_.erase(k);
+    --operations_;
+    for (auto& waiter : operation->waiters)
+      waiter(result);
+  }
 
   bool Busy(const std::string& key) const { return by_key_.count(key) != 0; }
   size_t in_flight() const { return operations_; }
@@ -43,12 +84,18 @@ class OperationTracker {
   struct Operation {
     std::string kind, fingerprint;
     std::vector<std::string> keys;
-    std::vector<OperationWaiter> waiters;
+    std::vector<Waiter> waiters;
   };
 
+  std::string subject_;
   std::unordered_map<std::string, std::shared_ptr<Operation>> by_key_;
   size_t operations_ = 0;
   uint64_t joined_ = 0, rejected_ = 0;
 };
+
+// What a volume operation produces: the disk as Oxide last reported it, or the error.
+using OperationResult = StatusOr<backend::Disk>;
+using OperationWaiter = std::function<void(const OperationResult&)>;
+using OperationTracker = BasicOperationTracker<OperationResult>;
 
 }  // namespace oxide::engine

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/disk_naming.h"
+#include "engine/journal_outcome.h"
 #include "engine/volume_state.h"
 #include "util/log.h"
 
@@ -15,9 +16,9 @@ using backend::Disk;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-constexpr const char* kDone = "done";
-constexpr const char* kFailed = "failed";
-constexpr const char* kRolledBack = "rolled_back";
+constexpr const char* kDone = kJournalDone;
+constexpr const char* kFailed = kJournalFailed;
+constexpr const char* kRolledBack = kJournalRolledBack;
 
 bool IsAttachedTo(const Disk& disk, const std::string& node) {
   return (disk.state.state == "attached" || disk.state.state == "attaching") &&
@@ -29,16 +30,6 @@ bool IsAttached(const Disk& disk) {
          disk.state.state == "detaching";
 }
 
-// A POST whose outcome is unknown: Oxide may or may not have acted on it.
-bool OutcomeUnknown(const Status& status) {
-  return status.code() == StatusCode::kUnavailable ||
-         status.code() == StatusCode::kDeadlineExceeded || status.code() == StatusCode::kUnknown ||
-         status.code() == StatusCode::kInternal;
-}
-
-std::string Outcome(const Status& status) {
-  return status.ok() ? "OK" : std::string(StatusCodeName(status.code())) + ": " + status.message();
-}
 
 std::string GiB(uint64_t bytes) {
   constexpr uint64_t kGiB = 1ull << 30;
@@ -47,6 +38,19 @@ std::string GiB(uint64_t bytes) {
 }
 
 }  // namespace
+
+std::string ContentMismatch(const CreateSpec& spec, const Disk& disk) {
+  std::optional<std::string> cloned_from = ClonedFromDescription(disk.description);
+  if (!spec.clone_source.empty()) {
+    if (cloned_from == spec.clone_source) return "";
+    return "it is not a clone of volume " + spec.clone_source;
+  }
+  if (cloned_from) return "it is a clone of volume " + *cloned_from;
+  std::string made_from = disk.snapshot_id.value_or("");
+  if (made_from == spec.snapshot_id) return "";
+  if (spec.snapshot_id.empty()) return "it was made from snapshot " + made_from;
+  return "it was not made from snapshot " + spec.snapshot_id;
+}
 
 store::VolumeRow RowFromDisk(const Disk& disk, const std::string& co_name) {
   store::VolumeRow row{.disk_name = disk.name,
@@ -64,14 +68,6 @@ store::VolumeRow RowFromDisk(const Disk& disk, const std::string& co_name) {
   return row;
 }
 
-struct VolumeEngine::Job {
-  std::string key;
-  std::string kind;
-  int64_t op_id = 0;
-  std::optional<store::VolumeRow> before;
-  std::string row_key;  // disk name of the row this job may have written; removed on a revert
-  Clock::time_point give_up;
-};
 
 VolumeEngine::VolumeEngine(uv_loop_t* loop, backend::OxideClient* oxide, store::VolumeStore* store,
                            store::GroupCommit* commit, EngineOptions options)
@@ -116,10 +112,17 @@ void VolumeEngine::AfterCommit(const JobPtr& job, std::function<void()> next) {
 
 void VolumeEngine::Complete(const JobPtr& job, const OperationResult& result,
                             const char* journal_state, const std::optional<store::VolumeRow>& row) {
+  if (!job->temp_snapshot.empty()) {
+    std::string temp = std::exchange(job->temp_snapshot, "");
+    return DropTemporarySnapshot(temp, job->give_up, options_.poll_first,
+                                 [this, job, result, journal_state, row] {
+                                   Complete(job, result, journal_state, row);
+                                 });
+  }
   std::string remove = job->before ? job->before->disk_name : job->row_key;
   Status written = row ? store_->Put(*row) : remove.empty() ? Status::Ok() : store_->Remove(remove);
   if (written.ok()) {
-    written = store_->FinishOperation(job->op_id, journal_state, Outcome(result.status()));
+    written = store_->FinishOperation(job->op_id, journal_state, JournalOutcome(result.status()));
   }
   if (!written.ok()) {
     tracker_.Finish(job->key, written);
@@ -153,9 +156,15 @@ void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint
   }
   std::optional<store::VolumeRow> before = store_->FindByDiskName(spec.disk_name);
   json args = {{"co_name", spec.co_name}, {"size", spec.size}, {"block_size", spec.block_size}};
+  if (!spec.snapshot_id.empty()) args["snapshot_id"] = spec.snapshot_id;
+  if (!spec.clone_source.empty()) {
+    args["clone_source"] = spec.clone_source;
+    args["temp_snapshot"] = CloneSnapshotNameFor(spec.co_name);
+  }
   JobPtr job = StartJob(spec.disk_name, "create", args.dump(), before);
   if (!job) return;
   job->row_key = spec.disk_name;
+  if (!spec.clone_source.empty()) job->temp_snapshot = CloneSnapshotNameFor(spec.co_name);
   if (!before) {
     Status put = store_->Put({.disk_name = spec.disk_name,
                               .volume_id = "",
@@ -170,7 +179,9 @@ void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint
     // Made before: look it up instead of asking Oxide to make it again (NOT_FOUND: not posted).
     return AfterCommit(job, [this, job, spec] { ConfirmCreate(job, spec, NotFound("")); });
   }
-  AfterCommit(job, [this, job, spec] { SendCreate(job, spec); });
+  AfterCommit(job, [this, job, spec] {
+    spec.clone_source.empty() ? SendCreate(job, spec) : TakeCloneSnapshot(job, spec);
+  });
 }
 
 void VolumeEngine::SendCreate(const JobPtr& job, const CreateSpec& spec) {
@@ -178,7 +189,7 @@ void VolumeEngine::SendCreate(const JobPtr& job, const CreateSpec& spec) {
                               .description = spec.description,
                               .size = spec.size,
                               .block_size = spec.block_size,
-                              .snapshot_id = ""};
+                              .snapshot_id = spec.snapshot_id};
   oxide_->CreateDisk(request, [this, alive = alive_, job, spec](StatusOr<Disk> created) {
     if (!*alive) return;
     if (created.ok()) tracker_.Alias(job->key, created->id);
@@ -201,7 +212,8 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const CreateSpec& spec,
       [this, job, spec, create_error](StatusOr<Disk> found) {
         if (!found.ok() && found.status().code() == StatusCode::kNotFound &&
             create_error.code() == StatusCode::kNotFound) {
-          return SendCreate(job, spec);  // recorded as made, but gone: make it again
+          // Recorded as made, but gone: make it again.
+          return spec.clone_source.empty() ? SendCreate(job, spec) : TakeCloneSnapshot(job, spec);
         }
         if (!found.ok()) {
           bool never_made = found.status().code() == StatusCode::kNotFound;
@@ -239,6 +251,8 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const CreateSpec& spec,
         } else if (spec.block_size_requested && disk.block_size != spec.block_size) {
           mismatch = "its block size is " + std::to_string(disk.block_size) + ", not " +
                      std::to_string(spec.block_size);
+        } else {
+          mismatch = ContentMismatch(spec, disk);
         }
         if (!mismatch.empty()) {
           return Complete(job,
@@ -476,7 +490,11 @@ size_t VolumeEngine::RecoverUnfinished() {
   if (pruned.ok() && *pruned > 0) {
     log::Info("forgot old finished journal entries", {{"count", std::to_string(*pruned)}});
   }
-  std::vector<store::OperationRow> entries = store_->UnfinishedOperations();
+  std::vector<store::OperationRow> entries;
+  for (store::OperationRow& entry : store_->UnfinishedOperations()) {
+    // Snapshot operations are the SnapshotEngine's.
+    if (entry.kind.rfind("snapshot_", 0) != 0) entries.push_back(std::move(entry));
+  }
   // Newest first: when a volume has several open entries, the newest one decides.
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     const store::OperationRow& entry = *it;
@@ -545,6 +563,16 @@ void VolumeEngine::Recover(const store::OperationRow& entry,
 void VolumeEngine::FinishRecovery(const store::OperationRow& entry, const char* journal_state,
                                   const std::optional<store::VolumeRow>& row,
                                   const std::string& key) {
+  // A clone interrupted at any step: its temporary snapshot goes before the entry is closed.
+  std::string temp = json::parse(entry.args, nullptr, false).value("temp_snapshot", "");
+  if (!temp.empty()) {
+    store::OperationRow without = entry;
+    without.args = json::object().dump();
+    return DropTemporarySnapshot(temp, Clock::now() + options_.operation_limit,
+                                 options_.poll_first, [this, without, journal_state, row, key] {
+                                   FinishRecovery(without, journal_state, row, key);
+                                 });
+  }
   Status written = row ? store_->Put(*row) : Status::Ok();
   if (written.ok()) {
     written = store_->FinishOperation(entry.id, journal_state, "reconciled with Oxide at start");

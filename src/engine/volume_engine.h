@@ -26,6 +26,8 @@ struct CreateSpec {
   uint64_t limit = 0;                 // ... and at most this big (0: any)
   uint64_t block_size = 0;            // for a new disk
   bool block_size_requested = false;  // an existing disk must then have this block size
+  std::string snapshot_id;   // restore: the disk is made from this Oxide snapshot
+  std::string clone_source;  // clone: the volume (disk id) whose data the new disk gets
 };
 
 struct EngineOptions {
@@ -60,7 +62,15 @@ class VolumeEngine {
   const OperationTracker& tracker() const { return tracker_; }
 
  private:
-  struct Job;
+  struct Job {
+    std::string key;
+    std::string kind;
+    int64_t op_id = 0;
+    std::optional<store::VolumeRow> before;
+    std::string row_key;  // disk name of the row this job may have written; removed on a revert
+    std::chrono::steady_clock::time_point give_up;
+    std::string temp_snapshot;  // a clone's temporary snapshot, deleted before the job completes
+  };
   using JobPtr = std::shared_ptr<Job>;
 
   JobPtr StartJob(const std::string& key, const std::string& kind, const std::string& args,
@@ -73,6 +83,13 @@ class VolumeEngine {
   void Revert(const JobPtr& job, const Status& error);
 
   void SendCreate(const JobPtr& job, const CreateSpec& spec);
+  // A clone: snapshot the source into a temporary snapshot, make the disk from it; Complete()
+  // deletes the temporary snapshot before anyone is answered (volume_clone.cc).
+  void TakeCloneSnapshot(const JobPtr& job, const CreateSpec& spec);
+  void CreateFromCloneSnapshot(const JobPtr& job, const CreateSpec& spec,
+                               const backend::Snapshot& snapshot, std::chrono::milliseconds delay);
+  void DropTemporarySnapshot(const std::string& name, std::chrono::steady_clock::time_point give_up,
+                             std::chrono::milliseconds delay, std::function<void()> then);
   void ConfirmCreate(const JobPtr& job, const CreateSpec& spec, const Status& create_error);
   void ContinuePublish(const JobPtr& job, const std::string& volume_id, const std::string& node_id,
                        store::VolumeRow row);
@@ -102,6 +119,10 @@ class VolumeEngine {
   DelayedTasks delayed_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
+
+// Why `disk` does not hold the content `spec` asks for (blank, a snapshot's, a clone's); empty when
+// it does.
+std::string ContentMismatch(const CreateSpec& spec, const backend::Disk& disk);
 
 // The volume row that matches what Oxide reports for `disk`.
 store::VolumeRow RowFromDisk(const backend::Disk& disk, const std::string& co_name);

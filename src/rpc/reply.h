@@ -3,6 +3,7 @@
 // call can hang because a handler lost track of it.
 #pragma once
 
+#include <memory>
 #include <utility>
 
 #include "util/status.h"
@@ -48,5 +49,11 @@ class Reply {
   }
   ReplySink<Response>* sink_;
 };
+
+// A Reply that several callbacks may hold; the first to answer wins.
+template <typename Response>
+std::shared_ptr<Reply<Response>> Share(Reply<Response> reply) {
+  return std::make_shared<Reply<Response>>(std::move(reply));
+}
 
 }  // namespace oxide::rpc

@@ -39,6 +39,21 @@ const std::vector<Migration>& Migrations() {
        " state TEXT NOT NULL, staging_path TEXT NOT NULL, capability TEXT NOT NULL,"
        " readonly INTEGER NOT NULL, updated_at INTEGER NOT NULL) STRICT;"
        "CREATE INDEX node_publications_by_volume ON node_publications(volume_id);"},
+      // Snapshots this controller made or tracks, keyed by their Oxide name (derived from the
+      // CO's name); snapshot_id is NULL until Oxide has accepted the snapshot. A row in state
+      // 'creating' is polled until Oxide reports it ready, faulted or gone.
+      {4, "controller snapshots",
+       "CREATE TABLE snapshots ("
+       "  snapshot_name TEXT PRIMARY KEY,"
+       "  snapshot_id TEXT UNIQUE,"
+       "  co_name TEXT NOT NULL,"
+       "  source_volume_id TEXT NOT NULL,"
+       "  size INTEGER NOT NULL,"
+       "  state TEXT NOT NULL,"
+       "  time_created TEXT NOT NULL,"
+       "  polls INTEGER NOT NULL,"
+       "  updated_ms INTEGER NOT NULL) STRICT;"
+       "CREATE INDEX snapshots_creating ON snapshots(state) WHERE state = 'creating';"},
   };
   return migrations;
 }

@@ -1,0 +1,372 @@
+#include "engine/snapshot_engine.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "engine/disk_naming.h"
+#include "engine/journal_outcome.h"
+#include "util/log.h"
+
+namespace oxide::engine {
+namespace {
+
+using backend::Snapshot;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr const char* kCreateKind = "snapshot_create";
+constexpr const char* kDeleteKind = "snapshot_delete";
+
+std::string Quoted(const std::string& text) {
+  return json(text).dump();
+}
+
+}  // namespace
+
+Snapshot SnapshotFromRow(const store::SnapshotRow& row) {
+  Snapshot snapshot;
+  snapshot.id = row.snapshot_id;
+  snapshot.name = row.snapshot_name;
+  snapshot.disk_id = row.source_volume_id;
+  snapshot.size = row.size;
+  snapshot.state = row.state;
+  snapshot.time_created = row.time_created;
+  return snapshot;
+}
+
+store::SnapshotRow RowFromSnapshot(const Snapshot& snapshot, const std::string& co_name) {
+  return {.snapshot_name = snapshot.name,
+          .snapshot_id = snapshot.id,
+          .co_name = co_name,
+          .source_volume_id = snapshot.disk_id,
+          .size = snapshot.size,
+          .state = snapshot.state,
+          .time_created = snapshot.time_created,
+          .polls = 0};
+}
+
+struct SnapshotEngine::Job {
+  SnapshotSpec spec;
+  int64_t op_id = 0;
+};
+
+// One CreateSnapshot call's answer: given once, by whichever comes first.
+struct SnapshotEngine::Answer {
+  SnapshotSpec spec;
+  Clock::time_point answer_by;
+  SnapshotWaiter done;
+  std::optional<Snapshot> accepted;  // Oxide has the snapshot (still creating)
+  bool answered = false;
+
+  void Give(const SnapshotResult& result) {
+    if (answered) return;
+    answered = true;
+    SnapshotWaiter waiter = std::move(done);
+    waiter(result);
+  }
+};
+
+SnapshotEngine::SnapshotEngine(uv_loop_t* loop, backend::OxideClient* oxide,
+                               store::VolumeStore* journal, store::SnapshotStore* snapshots,
+                               store::GroupCommit* commit, SnapshotEngineOptions options)
+    : loop_(loop),
+      oxide_(oxide),
+      journal_(journal),
+      snapshots_(snapshots),
+      commit_(commit),
+      options_(options),
+      uploads_(loop, oxide, snapshots, options.uploads),
+      delayed_(loop) {}
+
+SnapshotEngine::~SnapshotEngine() {
+  *alive_ = false;
+}
+
+// ---- CreateSnapshot -------------------------------------------------------------------------
+
+void SnapshotEngine::Create(const SnapshotSpec& spec, Clock::time_point answer_by,
+                            SnapshotWaiter done) {
+  auto answer = std::make_shared<Answer>();
+  answer->spec = spec;
+  answer->answer_by = answer_by;
+  answer->done = std::move(done);
+  auto admitted = tracker_.Admit(
+      spec.snapshot_name, "CreateSnapshot", spec.source_volume_id,
+      [this, alive = alive_, answer](const SnapshotResult& accepted) {
+        if (*alive) AnswerAccepted(answer, accepted);
+      });
+  if (admitted == BasicOperationTracker<SnapshotResult>::Admission::kRejected) return;
+  auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(answer_by - Clock::now());
+  delayed_.RunAfter(std::max(wait, std::chrono::milliseconds(0)), [this, answer] {
+    if (answer->answered) return;
+    if (answer->accepted) return answer->Give(*answer->accepted);
+    AnswerWhenVisible(answer);
+  });
+  if (admitted == BasicOperationTracker<SnapshotResult>::Admission::kStart) StartCreate(spec);
+}
+
+void SnapshotEngine::AnswerAccepted(const AnswerPtr& answer, const SnapshotResult& accepted) {
+  if (answer->answered) return;
+  if (!accepted.ok() || accepted->state != "creating" || Clock::now() >= answer->answer_by) {
+    return answer->Give(accepted);
+  }
+  answer->accepted = *accepted;
+  bool tracked = uploads_.WhenSettled(accepted->id, [answer](const SnapshotResult& settled) {
+    if (settled.ok()) return answer->Give(settled);
+    answer->Give(Unavailable("snapshot " + answer->spec.snapshot_name +
+                             " disappeared while Oxide was creating it: " +
+                             settled.status().message() + "; retry to take it again"));
+  });
+  if (!tracked) answer->Give(accepted);
+}
+
+// The answer is due but the create has not come back yet: answer as soon as Oxide shows the
+// snapshot (real Oxide answers the POST only when the snapshot is ready).
+void SnapshotEngine::AnswerWhenVisible(const AnswerPtr& answer) {
+  oxide_->GetSnapshot(answer->spec.snapshot_name, [this, alive = alive_,
+                                                   answer](StatusOr<Snapshot> found) {
+    if (!*alive || answer->answered) return;
+    if (found.ok()) {
+      Status matches = Matches(answer->spec, *found);
+      return answer->Give(matches.ok() ? SnapshotResult(*found) : SnapshotResult(matches));
+    }
+    delayed_.RunAfter(options_.lookup_retry, [this, answer] {
+      if (!answer->answered) AnswerWhenVisible(answer);
+    });
+  });
+}
+
+Status SnapshotEngine::Matches(const SnapshotSpec& spec, const Snapshot& snapshot) const {
+  std::optional<std::string> owner = CoNameFromSnapshotDescription(snapshot.description);
+  if (owner && *owner != spec.co_name) {
+    return AlreadyExists("Oxide snapshot " + snapshot.name + " belongs to CSI snapshot " +
+                         Quoted(*owner) + ", not " + Quoted(spec.co_name));
+  }
+  if (!owner) {
+    return AlreadyExists("Oxide snapshot " + snapshot.name +
+                         " already exists and was not made by this plugin");
+  }
+  if (snapshot.disk_id != spec.source_volume_id) {
+    return AlreadyExists("CSI snapshot " + Quoted(spec.co_name) + " already exists for volume " +
+                         snapshot.disk_id + ", not for volume " + spec.source_volume_id);
+  }
+  return Status::Ok();
+}
+
+void SnapshotEngine::StartCreate(const SnapshotSpec& spec) {
+  const std::string& key = spec.snapshot_name;
+  std::optional<store::SnapshotRow> row = snapshots_->FindByName(key);
+  if (row && row->source_volume_id != spec.source_volume_id) {
+    return tracker_.Finish(
+        key, AlreadyExists("CSI snapshot " + Quoted(spec.co_name) + " already exists for volume " +
+                           row->source_volume_id + ", not for volume " + spec.source_volume_id));
+  }
+  if (row && !row->snapshot_id.empty() && uploads_.IsTracking(row->snapshot_id)) {
+    tracker_.Alias(key, row->snapshot_id);
+    return tracker_.Finish(key, SnapshotFromRow(*row));  // the upload tracker follows it
+  }
+  auto job = std::make_shared<Job>();
+  job->spec = spec;
+  StatusOr<int64_t> op = journal_->BeginOperation(
+      kCreateKind, key,
+      json{{"co_name", spec.co_name}, {"source_volume_id", spec.source_volume_id}}.dump());
+  if (!op.ok()) return tracker_.Finish(key, op.status());
+  job->op_id = *op;
+  if (!row) {
+    Status put = snapshots_->Put({.snapshot_name = key,
+                                  .snapshot_id = "",
+                                  .co_name = spec.co_name,
+                                  .source_volume_id = spec.source_volume_id,
+                                  .size = 0,
+                                  .state = "creating",
+                                  .time_created = "",
+                                  .polls = 0});
+    if (!put.ok()) return Fail(job, put);
+  }
+  bool known = row && !row->snapshot_id.empty();
+  commit_->WhenDurable([this, alive = alive_, job, known](Status committed) {
+    if (!*alive) return;
+    if (!committed.ok()) return tracker_.Finish(job->spec.snapshot_name, committed);
+    // Made before: look it up instead of asking Oxide to take it again.
+    if (known) return Adopt(job, NotFound(""));
+    Post(job);
+  });
+}
+
+void SnapshotEngine::Post(const JobPtr& job) {
+  backend::SnapshotCreate request{.name = job->spec.snapshot_name,
+                                  .description = SnapshotDescriptionFor(job->spec.co_name),
+                                  .disk = job->spec.source_volume_id};
+  oxide_->CreateSnapshot(request, [this, alive = alive_, job](StatusOr<Snapshot> created) {
+    if (!*alive) return;
+    if (created.ok()) return Accept(job, *created);
+    const Status& error = created.status();
+    if (error.code() == StatusCode::kAlreadyExists || OutcomeUnknown(error)) {
+      return Adopt(job, error);
+    }
+    if (error.code() == StatusCode::kNotFound) {
+      return Fail(job, NotFound("source volume " + job->spec.source_volume_id +
+                                " does not exist: Oxide has no disk with this id"));
+    }
+    Fail(job, error);
+  });
+}
+
+// The snapshot may exist already (made before, or by a POST whose answer was lost): Oxide says.
+void SnapshotEngine::Adopt(const JobPtr& job, const Status& post_error) {
+  oxide_->GetSnapshot(
+      job->spec.snapshot_name,
+      [this, alive = alive_, job, post_error](StatusOr<Snapshot> found) {
+        if (!*alive) return;
+        if (found.ok()) {
+          Status matches = Matches(job->spec, *found);
+          return matches.ok() ? Accept(job, *found) : Fail(job, matches);
+        }
+        if (found.status().code() == StatusCode::kNotFound) {
+          if (post_error.code() == StatusCode::kNotFound) return Post(job);  // recorded, but gone
+          return Fail(job, post_error.code() == StatusCode::kAlreadyExists
+                               ? Unavailable("Oxide reported snapshot " + job->spec.snapshot_name +
+                                             " as existing but cannot find it; retry")
+                               : post_error);
+        }
+        Fail(job, found.status());
+      });
+}
+
+void SnapshotEngine::Accept(const JobPtr& job, const Snapshot& snapshot) {
+  const std::string key = job->spec.snapshot_name;
+  tracker_.Alias(key, snapshot.id);
+  store::SnapshotRow row = RowFromSnapshot(snapshot, job->spec.co_name);
+  Status written = snapshots_->Put(row);
+  if (written.ok()) {
+    written = journal_->FinishOperation(job->op_id, kJournalDone, "snapshot " + snapshot.state);
+  }
+  if (!written.ok()) return tracker_.Finish(key, written);
+  if (snapshot.state == "creating") uploads_.Track(row);
+  commit_->WhenDurable([this, alive = alive_, key, snapshot](Status committed) {
+    if (!*alive) return;
+    tracker_.Finish(key, committed.ok() ? SnapshotResult(snapshot) : SnapshotResult(committed));
+  });
+}
+
+void SnapshotEngine::Fail(const JobPtr& job, const Status& error) {
+  const std::string key = job->spec.snapshot_name;
+  std::optional<store::SnapshotRow> row = snapshots_->FindByName(key);
+  Status written = Status::Ok();
+  if (row && row->snapshot_id.empty()) written = snapshots_->Remove(key);
+  if (written.ok()) {
+    written = journal_->FinishOperation(job->op_id, kJournalFailed, JournalOutcome(error));
+  }
+  commit_->WhenDurable([this, alive = alive_, key, error, written](Status committed) {
+    if (!*alive) return;
+    tracker_.Finish(key, !written.ok() ? written : !committed.ok() ? committed : error);
+  });
+}
+
+// ---- DeleteSnapshot -------------------------------------------------------------------------
+
+void SnapshotEngine::Delete(const std::string& snapshot_id, SnapshotWaiter done) {
+  if (tracker_.Admit(snapshot_id, "DeleteSnapshot", "", std::move(done)) !=
+      BasicOperationTracker<SnapshotResult>::Admission::kStart) {
+    return;
+  }
+  StatusOr<int64_t> op = journal_->BeginOperation(kDeleteKind, snapshot_id, "{}");
+  if (!op.ok()) return tracker_.Finish(snapshot_id, op.status());
+  const int64_t op_id = *op;
+  commit_->WhenDurable([this, alive = alive_, snapshot_id, op_id](Status journaled) {
+    if (!*alive) return;
+    if (!journaled.ok()) return tracker_.Finish(snapshot_id, journaled);
+    oxide_->DeleteSnapshot(snapshot_id, [this, alive, snapshot_id, op_id](Status deleted) {
+      if (!*alive) return;
+      Status result = deleted;
+      const char* state = kJournalFailed;
+      if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
+        result = Status::Ok();
+        state = kJournalDone;
+        if (auto row = snapshots_->FindById(snapshot_id)) (void)snapshots_->Remove(row->snapshot_name);
+        uploads_.Forget(snapshot_id);
+      } else if (deleted.code() == StatusCode::kFailedPrecondition &&
+                 deleted.message().find("in state Creating") != std::string::npos) {
+        result = Aborted("snapshot " + snapshot_id +
+                         " is still being created by Oxide, which deletes a snapshot only once "
+                         "it is ready; retry (ListSnapshots shows when ready_to_use is true)");
+      }
+      Status written = journal_->FinishOperation(op_id, state, JournalOutcome(result));
+      commit_->WhenDurable([this, alive, snapshot_id, result, written](Status committed) {
+        if (!*alive) return;
+        Status final = !written.ok() ? written : !committed.ok() ? committed : result;
+        tracker_.Finish(snapshot_id, final.ok() ? SnapshotResult(Snapshot{}) : SnapshotResult(final));
+      });
+    });
+  });
+}
+
+// ---- recovery -------------------------------------------------------------------------------
+
+size_t SnapshotEngine::RecoverUnfinished() {
+  size_t found = 0;
+  for (const store::OperationRow& entry : journal_->UnfinishedOperations()) {
+    if (entry.kind != kCreateKind && entry.kind != kDeleteKind) continue;
+    ++found;
+    if (tracker_.Busy(entry.volume)) {
+      (void)journal_->FinishOperation(entry.id, kJournalRolledBack,
+                                      "superseded by a later operation");
+      continue;
+    }
+    tracker_.Admit(entry.volume, "recovery of " + entry.kind, "", [](const SnapshotResult&) {});
+    RecoverEntry(entry, std::chrono::seconds(1));
+  }
+  for (const store::SnapshotRow& row : snapshots_->Creating()) {
+    if (!row.snapshot_id.empty()) uploads_.Track(row);
+  }
+  if (found > 0 || uploads_.tracking() > 0) {
+    log::Info("reconciling snapshots with Oxide",
+              {{"unfinished_operations", std::to_string(found)},
+               {"uploads_tracked", std::to_string(uploads_.tracking())}});
+  }
+  return found;
+}
+
+void SnapshotEngine::RecoverEntry(const store::OperationRow& entry,
+                                  std::chrono::milliseconds retry_delay) {
+  const std::string key = entry.volume;
+  const std::string co_name = json::parse(entry.args, nullptr, false).value("co_name", "");
+  oxide_->GetSnapshot(key, [this, alive = alive_, entry, key, co_name,
+                            retry_delay](StatusOr<Snapshot> found) {
+    if (!*alive) return;
+    if (!found.ok() && found.status().code() != StatusCode::kNotFound) {
+      log::Warn("cannot reconcile an unfinished snapshot operation yet; will retry",
+                {{"snapshot", key}, {"operation", entry.kind}, {"error", found.status().message()}});
+      auto next = std::min(retry_delay * 2, options_.recovery_retry_max);
+      delayed_.RunAfter(retry_delay, [this, entry, next] { RecoverEntry(entry, next); });
+      return;
+    }
+    std::optional<store::SnapshotRow> row =
+        entry.kind == kCreateKind ? snapshots_->FindByName(key) : snapshots_->FindById(key);
+    if (!found.ok()) {
+      // Gone: a create that never happened, or a delete that did.
+      if (row) (void)snapshots_->Remove(row->snapshot_name);
+      return CloseEntry(entry.id, key,
+                        entry.kind == kCreateKind ? kJournalRolledBack : kJournalDone,
+                        "reconciled with Oxide at start: no such snapshot");
+    }
+    store::SnapshotRow seen = RowFromSnapshot(*found, row ? row->co_name : co_name);
+    (void)snapshots_->Put(seen);
+    if (seen.state == "creating") uploads_.Track(seen);
+    CloseEntry(entry.id, key, entry.kind == kCreateKind ? kJournalDone : kJournalRolledBack,
+               "reconciled with Oxide at start: snapshot " + seen.state);
+  });
+}
+
+void SnapshotEngine::CloseEntry(int64_t id, const std::string& key, const char* state,
+                                const std::string& note) {
+  Status written = journal_->FinishOperation(id, state, note);
+  log::Info("reconciled an unfinished snapshot operation",
+            {{"snapshot", key}, {"outcome", state}, {"error", written.ok() ? "" : written.message()}});
+  commit_->WhenDurable([this, alive = alive_, key](Status) {
+    if (*alive) tracker_.Finish(key, Snapshot{});
+  });
+}
+
+}  // namespace oxide::engine

@@ -1,0 +1,98 @@
+// The controller's snapshot operations: create (journaled before Oxide is asked; the answer comes
+// when Oxide reports the snapshot ready, or — still being created — before the caller's deadline
+// once Oxide shows it) and delete, with a per-snapshot OperationTracker (identical retries join,
+// other calls get ABORTED), upload tracking of every snapshot still `creating`, and recovery of
+// unfinished snapshot journal entries at start. Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/oxide_client.h"
+#include "engine/operation_tracker.h"
+#include "engine/snapshot_upload_tracker.h"
+#include "loop/delayed_tasks.h"
+#include "store/group_commit.h"
+#include "store/snapshot_store.h"
+#include "store/volume_store.h"
+
+namespace oxide::engine {
+
+using SnapshotResult = StatusOr<backend::Snapshot>;
+using SnapshotWaiter = std::function<void(const SnapshotResult&)>;
+
+struct SnapshotSpec {
+  std::string co_name, snapshot_name, source_volume_id;
+};
+
+struct SnapshotEngineOptions {
+  UploadTrackerOptions uploads;
+  // While Oxide has not yet shown a snapshot whose answer is due, ask it again this often.
+  std::chrono::milliseconds lookup_retry{500};
+  std::chrono::milliseconds recovery_retry_max{std::chrono::seconds(30)};
+};
+
+class SnapshotEngine {
+ public:
+  SnapshotEngine(uv_loop_t* loop, backend::OxideClient* oxide, store::VolumeStore* journal,
+                 store::SnapshotStore* snapshots, store::GroupCommit* commit,
+                 SnapshotEngineOptions options = {});
+  ~SnapshotEngine();
+  SnapshotEngine(const SnapshotEngine&) = delete;
+  SnapshotEngine& operator=(const SnapshotEngine&) = delete;
+
+  // `done` runs once: with the snapshot when Oxide reports it ready or faulted, or — when
+  // `answer_by` comes first — as Oxide last showed it (`creating`), or with the error.
+  void Create(const SnapshotSpec& spec, std::chrono::steady_clock::time_point answer_by,
+              SnapshotWaiter done);
+  // OK (an empty snapshot) when the snapshot is gone.
+  void Delete(const std::string& snapshot_id, SnapshotWaiter done);
+
+  // Reconciles unfinished snapshot journal entries with Oxide and resumes tracking every snapshot
+  // recorded as `creating`. Returns how many journal entries were found.
+  size_t RecoverUnfinished();
+
+  const BasicOperationTracker<SnapshotResult>& tracker() const { return tracker_; }
+  SnapshotUploadTracker& uploads() { return uploads_; }
+
+ private:
+  struct Job;
+  using JobPtr = std::shared_ptr<Job>;
+  struct Answer;
+  using AnswerPtr = std::shared_ptr<Answer>;
+
+  void StartCreate(const SnapshotSpec& spec);
+  void Post(const JobPtr& job);
+  void Adopt(const JobPtr& job, const Status& post_error);
+  void Accept(const JobPtr& job, const backend::Snapshot& snapshot);
+  void Fail(const JobPtr& job, const Status& error);
+  // Whether `snapshot` is the one `spec` asks for; else the ALREADY_EXISTS to answer.
+  Status Matches(const SnapshotSpec& spec, const backend::Snapshot& snapshot) const;
+
+  void AnswerAccepted(const AnswerPtr& answer, const SnapshotResult& accepted);
+  void AnswerWhenVisible(const AnswerPtr& answer);
+
+  void RecoverEntry(const store::OperationRow& entry, std::chrono::milliseconds retry_delay);
+  void CloseEntry(int64_t id, const std::string& key, const char* state, const std::string& note);
+
+  uv_loop_t* loop_;
+  backend::OxideClient* oxide_;
+  store::VolumeStore* journal_;
+  store::SnapshotStore* snapshots_;
+  store::GroupCommit* commit_;
+  SnapshotEngineOptions options_;
+  BasicOperationTracker<SnapshotResult> tracker_{"snapshot"};
+  SnapshotUploadTracker uploads_;
+  DelayedTasks delayed_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+// A snapshot as the plugin recorded it (for answers that need not ask Oxide again).
+backend::Snapshot SnapshotFromRow(const store::SnapshotRow& row);
+store::SnapshotRow RowFromSnapshot(const backend::Snapshot& snapshot, const std::string& co_name);
+
+}  // namespace oxide::engine

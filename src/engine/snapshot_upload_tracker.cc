@@ -1,0 +1,179 @@
+#include "engine/snapshot_upload_tracker.h"
+
+#include <algorithm>
+#include <unordered_set>
+#include <utility>
+
+#include "util/log.h"
+
+namespace oxide::engine {
+
+SnapshotUploadTracker::SnapshotUploadTracker(uv_loop_t* loop, backend::OxideClient* oxide,
+                                             store::SnapshotStore* store,
+                                             UploadTrackerOptions options)
+    : loop_(loop), oxide_(oxide), store_(store), options_(options), timer_(new uv_timer_t) {
+  uv_timer_init(loop_, timer_);
+  timer_->data = this;
+}
+
+SnapshotUploadTracker::~SnapshotUploadTracker() {
+  *alive_ = false;
+  uv_close(reinterpret_cast<uv_handle_t*>(timer_),
+           [](uv_handle_t* handle) { delete reinterpret_cast<uv_timer_t*>(handle); });
+}
+
+void SnapshotUploadTracker::Track(const store::SnapshotRow& row) {
+  if (row.snapshot_id.empty() || tracked_.count(row.snapshot_id) != 0) return;
+  tracked_.emplace(row.snapshot_id,
+                   Tracked{.row = row,
+                           .due = Clock::now() + options_.first,
+                           .delay = options_.first,
+                           .waiters = {}});
+  Schedule();
+}
+
+bool SnapshotUploadTracker::WhenSettled(const std::string& snapshot_id, Settled done) {
+  auto found = tracked_.find(snapshot_id);
+  if (found == tracked_.end()) return false;
+  found->second.waiters.push_back(std::move(done));
+  return true;
+}
+
+void SnapshotUploadTracker::Forget(const std::string& snapshot_id) {
+  auto found = tracked_.find(snapshot_id);
+  if (found == tracked_.end()) return;
+  std::vector<Settled> waiters = std::move(found->second.waiters);
+  tracked_.erase(found);
+  for (Settled& waiter : waiters)
+    waiter(NotFound("snapshot " + snapshot_id + " was deleted"));
+}
+
+void SnapshotUploadTracker::Schedule() {
+  if (polling_) return;  // the round in progress schedules the next one when it ends
+  if (tracked_.empty()) {
+    uv_timer_stop(timer_);
+    return;
+  }
+  Clock::time_point earliest = Clock::time_point::max();
+  for (const auto& [id, tracked] : tracked_)
+    earliest = std::min(earliest, tracked.due);
+  // Rounds are at least `first` apart: snapshots that become due meanwhile share the next one.
+  earliest = std::max(earliest, last_round_ + options_.first);
+  auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(earliest - Clock::now());
+  uv_timer_start(timer_, &SnapshotUploadTracker::OnTimer,
+                 static_cast<uint64_t>(std::max<int64_t>(wait.count(), 0)), 0);
+}
+
+void SnapshotUploadTracker::OnTimer(uv_timer_t* timer) {
+  static_cast<SnapshotUploadTracker*>(timer->data)->Poll();
+}
+
+void SnapshotUploadTracker::Poll() {
+  if (polling_) return;
+  const Clock::time_point now = Clock::now();
+  std::vector<std::string> due;
+  for (const auto& [id, tracked] : tracked_) {
+    if (tracked.due <= now) due.push_back(id);
+  }
+  if (due.empty()) return Schedule();
+  polling_ = true;
+  last_round_ = now;
+  if (due.size() <= options_.max_single_gets) return GetEach(due);
+  ++sweeps_;
+  auto unseen = std::make_shared<std::unordered_set<std::string>>();
+  for (const auto& [id, tracked] : tracked_)
+    unseen->insert(id);
+  ListPage("", std::move(unseen));
+}
+
+void SnapshotUploadTracker::GetEach(const std::vector<std::string>& ids) {
+  gets_outstanding_ = ids.size();
+  for (const std::string& id : ids) {
+    ++requests_;
+    oxide_->GetSnapshot(id, [this, alive = alive_, id](StatusOr<backend::Snapshot> snapshot) {
+      if (!*alive) return;
+      if (snapshot.ok()) {
+        Apply(id, &*snapshot);
+      } else if (snapshot.status().code() == StatusCode::kNotFound) {
+        Apply(id, nullptr);
+      } else {
+        Postpone(id, snapshot.status());
+      }
+      if (--gets_outstanding_ == 0) EndRound();
+    });
+  }
+}
+
+void SnapshotUploadTracker::ListPage(std::string page_token,
+                                     std::shared_ptr<std::unordered_set<std::string>> unseen) {
+  ++requests_;
+  backend::PageRequest page{.limit = options_.page_size, .page_token = page_token};
+  oxide_->ListSnapshots(page, [this, alive = alive_, unseen, limit = page.limit](
+                                  StatusOr<backend::Page<backend::Snapshot>> listed) {
+    if (!*alive) return;
+    if (!listed.ok()) {
+      for (const std::string& id : *unseen)
+        Postpone(id, listed.status());
+      return EndRound();
+    }
+    for (const backend::Snapshot& snapshot : listed->items) {
+      if (unseen->erase(snapshot.id) != 0) Apply(snapshot.id, &snapshot);
+    }
+    if (listed->items.size() >= limit && listed->next_page) {
+      return ListPage(*listed->next_page, unseen);
+    }
+    // The listing was complete: what it did not show is gone.
+    for (const std::string& id : *unseen)
+      Apply(id, nullptr);
+    EndRound();
+  });
+}
+
+void SnapshotUploadTracker::EndRound() {
+  polling_ = false;
+  Schedule();
+}
+
+void SnapshotUploadTracker::Postpone(const std::string& id, const Status& error) {
+  auto found = tracked_.find(id);
+  if (found == tracked_.end()) return;
+  Tracked& tracked = found->second;
+  tracked.delay = std::min(tracked.delay * 2, options_.max);
+  tracked.due = Clock::now() + tracked.delay;
+  log::Warn("cannot ask Oxide about a snapshot being created; will ask again",
+            {{"snapshot_id", id}, {"error", error.message()}});
+}
+
+void SnapshotUploadTracker::Apply(const std::string& id, const backend::Snapshot* seen) {
+  auto found = tracked_.find(id);
+  if (found == tracked_.end()) return;
+  Tracked& tracked = found->second;
+  ++tracked.row.polls;
+  if (seen != nullptr && seen->state == "creating") {
+    tracked.delay = std::min(tracked.delay * 2, options_.max);
+    tracked.due = Clock::now() + tracked.delay;
+    return;
+  }
+  store::SnapshotRow row = tracked.row;
+  Status written = Status::Ok();
+  if (seen != nullptr) {
+    row.state = seen->state;
+    row.size = seen->size;
+    written = store_->Put(row);
+  } else {
+    written = store_->Remove(row.snapshot_name);
+  }
+  log::Info("snapshot upload settled", {{"snapshot_id", id},
+                                        {"state", seen != nullptr ? seen->state : "deleted"},
+                                        {"polls", std::to_string(row.polls)},
+                                        {"error", written.ok() ? "" : written.message()}});
+  std::vector<Settled> waiters = std::move(tracked.waiters);
+  tracked_.erase(found);
+  StatusOr<backend::Snapshot> result =
+      seen != nullptr ? StatusOr<backend::Snapshot>(*seen)
+                      : StatusOr<backend::Snapshot>(NotFound("snapshot " + id + " is gone"));
+  for (Settled& waiter : waiters)
+    waiter(result);
+}
+
+}  // namespace oxide::engine

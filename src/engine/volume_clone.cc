@@ -1,0 +1,107 @@
+// VolumeEngine's clone steps. Oxide has no clone call: the source disk is snapshotted into a
+// temporary snapshot (named after the new volume, so a retry or a recovery finds it), the new
+// disk is made from it, and the temporary snapshot is deleted before the operation completes,
+// whatever its outcome. The journal entry records the temporary snapshot's name, so recovery
+// after a crash at any step deletes it too. Loop thread only.
+#include <nlohmann/json.hpp>
+
+#include "engine/disk_naming.h"
+#include "engine/journal_outcome.h"
+#include "engine/volume_engine.h"
+#include "util/log.h"
+
+namespace oxide::engine {
+
+using backend::Snapshot;
+using Clock = std::chrono::steady_clock;
+
+void VolumeEngine::TakeCloneSnapshot(const JobPtr& job, const CreateSpec& spec) {
+  const std::string temp = CloneSnapshotNameFor(spec.co_name);
+  job->temp_snapshot = temp;
+  backend::SnapshotCreate request{.name = temp,
+                                  .description = CloneSourceDescriptionFor(spec.co_name),
+                                  .disk = spec.clone_source};
+  oxide_->CreateSnapshot(request, [this, alive = alive_, job, spec,
+                                   temp](StatusOr<Snapshot> created) {
+    if (!*alive) return;
+    if (created.ok()) return CreateFromCloneSnapshot(job, spec, *created, options_.poll_first);
+    const Status error = created.status();
+    if (error.code() == StatusCode::kNotFound) {
+      return Revert(job, NotFound("source volume " + spec.clone_source +
+                                  " does not exist: Oxide has no disk with this id"));
+    }
+    if (error.code() != StatusCode::kAlreadyExists && !OutcomeUnknown(error)) {
+      return Revert(job, error);
+    }
+    // Taken before (an earlier attempt) or unknown: the snapshot itself says.
+    oxide_->GetSnapshot(temp, [this, alive, job, spec, error](StatusOr<Snapshot> found) {
+      if (!*alive) return;
+      if (!found.ok()) return Revert(job, found.status().code() == StatusCode::kNotFound ? error
+                                                                                         : found.status());
+      if (found->disk_id != spec.clone_source) {
+        // Left by an attempt to clone another volume under this name: Revert deletes it.
+        return Revert(job, Unavailable("a temporary snapshot of volume " + found->disk_id +
+                                       " was in the way of this clone; it is being removed, "
+                                       "retry"));
+      }
+      CreateFromCloneSnapshot(job, spec, *found, options_.poll_first);
+    });
+  });
+}
+
+void VolumeEngine::CreateFromCloneSnapshot(const JobPtr& job, const CreateSpec& spec,
+                                           const Snapshot& snapshot,
+                                           std::chrono::milliseconds delay) {
+  if (snapshot.state == "faulted") {
+    return Revert(job, Internal("Oxide reports the temporary snapshot " + snapshot.name +
+                                " of volume " + spec.clone_source + " faulted; retry the clone"));
+  }
+  if (snapshot.state != "ready") {
+    if (Clock::now() >= job->give_up) {
+      return Revert(job, Status(StatusCode::kDeadlineExceeded,
+                                "Oxide is still taking the temporary snapshot " + snapshot.name +
+                                    " for the clone"));
+    }
+    return delayed_.RunAfter(delay, [this, job, spec, id = snapshot.id, delay] {
+      oxide_->GetSnapshot(id, [this, alive = alive_, job, spec, delay](StatusOr<Snapshot> now) {
+        if (!*alive) return;
+        if (!now.ok()) return Revert(job, now.status());
+        CreateFromCloneSnapshot(job, spec, *now, std::min(delay * 2, options_.poll_max));
+      });
+    });
+  }
+  CreateSpec from_snapshot = spec;
+  from_snapshot.snapshot_id = snapshot.id;
+  from_snapshot.size = std::max(spec.size, snapshot.size);
+  SendCreate(job, from_snapshot);
+}
+
+void VolumeEngine::DropTemporarySnapshot(const std::string& name, Clock::time_point give_up,
+                                         std::chrono::milliseconds delay,
+                                         std::function<void()> then) {
+  auto retry = [this, name, give_up, delay, then](const Status& why) {
+    if (Clock::now() >= give_up) {
+      log::Error("could not delete a clone's temporary snapshot; delete it by hand",
+                 {{"snapshot", name}, {"error", why.message()}});
+      return then();
+    }
+    delayed_.RunAfter(delay, [this, name, give_up, delay, then] {
+      DropTemporarySnapshot(name, give_up, std::min(delay * 2, options_.poll_max), then);
+    });
+  };
+  oxide_->GetSnapshot(name, [this, alive = alive_, name, then, retry](StatusOr<Snapshot> found) {
+    if (!*alive) return;
+    if (!found.ok()) {
+      if (found.status().code() == StatusCode::kNotFound) return then();
+      return retry(found.status());
+    }
+    if (found->state == "creating") return retry(Unavailable("still being created"));
+    oxide_->DeleteSnapshot(found->id, [alive, then, retry](Status deleted) {
+      if (!*alive) return;
+      if (deleted.ok() || deleted.code() == StatusCode::kNotFound) return then();
+      retry(deleted);
+    });
+  });
+}
+
+}  // namespace oxide::engine
