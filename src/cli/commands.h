@@ -22,5 +22,6 @@ struct Command {
 std::vector<Command> IdentityCommands();
 std::vector<Command> ControllerCommands();
 std::vector<Command> NodeCommands();
+std::vector<Command> SnapshotCommands();
 
 }  // namespace oxide::cli

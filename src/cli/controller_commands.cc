@@ -1,9 +1,10 @@
 // oxide-csi-ctl controller verbs: create, delete, publish, unpublish, list, get, validate,
-// capacity and capabilities, each one CSI Controller call.
+// capacity and capabilities, each one CSI Controller call. Single-threaded CLI.
 #include <iostream>
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/verb_args.h"
 #include "csi.grpc.pb.h"
 
 namespace oxide::cli {
@@ -11,37 +12,6 @@ namespace {
 
 using csi::v1::Controller;
 using csi::v1::VolumeCapability;
-
-// Positional arguments and --flag[=value] options of one verb.
-struct VerbArgs {
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> options;
-
-  bool Has(const std::string& flag) const { return options.count(flag) != 0; }
-  std::string Get(const std::string& flag, const std::string& fallback = "") const {
-    auto found = options.find(flag);
-    return found == options.end() ? fallback : found->second;
-  }
-};
-
-VerbArgs Parse(const std::vector<std::string>& args) {
-  VerbArgs parsed;
-  for (const std::string& arg : args) {
-    if (arg.rfind("--", 0) == 0) {
-      size_t eq = arg.find('=');
-      parsed.options[arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2)] =
-          eq == std::string::npos ? "" : arg.substr(eq + 1);
-    } else {
-      parsed.positional.push_back(arg);
-    }
-  }
-  return parsed;
-}
-
-int Usage(const std::string& message) {
-  std::cerr << "error: " << message << "\n";
-  return kExitUsage;
-}
 
 VolumeCapability Capability(const VerbArgs& args) {
   VolumeCapability capability;
@@ -56,25 +26,6 @@ VolumeCapability Capability(const VerbArgs& args) {
   return capability;
 }
 
-template <typename Response>
-int Print(const CliContext& context, const grpc::Status& status, const Response& response,
-          const std::function<void()>& print_text) {
-  if (!status.ok()) return ReportRpcError(context, status);
-  if (context.output == OutputFormat::kJson) {
-    PrintJson(response);
-  } else {
-    print_text();
-  }
-  return kExitOk;
-}
-
-std::string JoinMap(const google::protobuf::Map<std::string, std::string>& map) {
-  std::string text;
-  for (const auto& [key, value] : map)
-    text += (text.empty() ? "" : ", ") + key + "=" + value;
-  return text;
-}
-
 int Create(const CliContext& context, const std::vector<std::string>& raw) {
   VerbArgs args = Parse(raw);
   if (args.positional.size() != 1) return Usage("controller create needs <name>");
@@ -84,6 +35,14 @@ int Create(const CliContext& context, const std::vector<std::string>& raw) {
     request.mutable_capacity_range()->set_required_bytes(std::stoll(args.Get("size-gib")) << 30);
   }
   if (args.Has("block-size")) (*request.mutable_parameters())["blockSize"] = args.Get("block-size");
+  if (args.Has("from-snapshot")) {
+    request.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(
+        args.Get("from-snapshot"));
+  }
+  if (args.Has("from-volume")) {
+    request.mutable_volume_content_source()->mutable_volume()->set_volume_id(
+        args.Get("from-volume"));
+  }
   *request.add_volume_capabilities() = Capability(args);
   csi::v1::CreateVolumeResponse response;
   auto status = Controller::NewStub(context.channel)
@@ -227,8 +186,10 @@ int Capabilities(const CliContext& context, const std::vector<std::string>&) {
 std::vector<Command> ControllerCommands() {
   const std::string cap = " [--block | --fs-type=ext4|xfs] [--readonly]";
   return {
-      {"controller", "create", "<name> [--size-gib=N] [--block-size=N]" + cap,
-       "CreateVolume: make (or find) the volume for this CSI name", Create},
+      {"controller", "create",
+       "<name> [--size-gib=N] [--block-size=N] [--from-snapshot=ID | --from-volume=ID]" + cap,
+       "CreateVolume: make (or find) the volume for this CSI name, blank, restored or cloned",
+       Create},
       {"controller", "delete", "<volume-id>", "DeleteVolume", Delete},
       {"controller", "publish", "<volume-id> <node-id>" + cap,
        "ControllerPublishVolume: attach to the Oxide instance <node-id>", Publish},
