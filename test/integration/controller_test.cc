@@ -87,7 +87,11 @@ TEST_F(ControllerTest, CreateVolumeRejectsBadRequestsWithActionableMessages) {
 
   csi::v1::CreateVolumeRequest source = CreateRequest("pvc-bad");
   source.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id("snap");
-  ExpectCode(Create(source), StatusCode::INVALID_ARGUMENT, "not supported yet");
+  ExpectCode(Create(source), StatusCode::NOT_FOUND, "snapshot snap");
+  source.mutable_volume_content_source()->mutable_snapshot()->clear_snapshot_id();
+  ExpectCode(Create(source), StatusCode::INVALID_ARGUMENT, "snapshot_id is required");
+  source.mutable_volume_content_source()->Clear();
+  ExpectCode(Create(source), StatusCode::INVALID_ARGUMENT, "neither a snapshot nor a volume");
 
   csi::v1::CreateVolumeRequest tiny = CreateRequest("pvc-bad");
   tiny.mutable_capacity_range()->set_required_bytes(0);
@@ -337,9 +341,11 @@ TEST_F(ControllerTest, ControllerGetCapabilitiesListsWhatIsImplemented) {
   EXPECT_EQ(types, (std::set<int>{Rpc::CREATE_DELETE_VOLUME, Rpc::PUBLISH_UNPUBLISH_VOLUME,
                                   Rpc::LIST_VOLUMES, Rpc::LIST_VOLUMES_PUBLISHED_NODES,
                                   Rpc::GET_VOLUME, Rpc::VOLUME_CONDITION, Rpc::GET_CAPACITY,
-                                  Rpc::SINGLE_NODE_MULTI_WRITER}));
-  csi::v1::CreateSnapshotResponse snapshot;
-  ExpectCode(controller_->CreateSnapshot(Call().get(), {}, &snapshot), StatusCode::UNIMPLEMENTED);
+                                  Rpc::SINGLE_NODE_MULTI_WRITER, Rpc::CREATE_DELETE_SNAPSHOT,
+                                  Rpc::LIST_SNAPSHOTS, Rpc::CLONE_VOLUME}));
+  csi::v1::ControllerExpandVolumeResponse expand;
+  ExpectCode(controller_->ControllerExpandVolume(Call().get(), {}, &expand),
+             StatusCode::UNIMPLEMENTED);
 }
 
 // ---- operations in flight, deadlines, restarts ----------------------------------------------
