@@ -71,9 +71,10 @@ void SnapshotUploadTracker::OnTimer(uv_timer_t* timer) {
 void SnapshotUploadTracker::Poll() {
   if (polling_) return;
   const Clock::time_point now = Clock::now();
+  // What falls due before the next round could run is asked now, in this round.
   std::vector<std::string> due;
   for (const auto& [id, tracked] : tracked_) {
-    if (tracked.due <= now) due.push_back(id);
+    if (tracked.due <= now + options_.first) due.push_back(id);
   }
   if (due.empty()) return Schedule();
   polling_ = true;

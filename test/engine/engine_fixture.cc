@@ -43,7 +43,9 @@ CreateSpec EngineTest::Spec(const std::string& co_name, uint64_t gib) {
           .required = gib * kGiB,
           .limit = 0,
           .block_size = 4096,
-          .block_size_requested = false};
+          .block_size_requested = false,
+          .snapshot_id = "",
+          .clone_source = ""};
 }
 
 namespace {

@@ -76,5 +76,30 @@ TEST(DiskNaming, DescriptionRecordsTheCsiNameExactly) {
   EXPECT_FALSE(CoNameFromDescription("oxide-csi volume \"unterminated").has_value());
 }
 
+TEST(DiskNaming, SnapshotAndCloneNamesAreDeterministicAndDistinct) {
+  EXPECT_EQ(SnapshotNameFor("snapshot-1"), SnapshotNameFor("snapshot-1"));
+  EXPECT_NE(SnapshotNameFor("snapshot-1"), SnapshotNameFor("snapshot-2"));
+  EXPECT_EQ(SnapshotNameFor("snapshot-1").rfind("csi-snap-", 0), 0u);
+  EXPECT_EQ(CloneSnapshotNameFor("pvc-1").rfind("csi-clone-", 0), 0u);
+  EXPECT_LE(SnapshotNameFor(std::string(300, 'A')).size(), 63u);
+  EXPECT_FALSE(IsPluginDiskName(SnapshotNameFor("snapshot-1")));
+  EXPECT_FALSE(IsPluginDiskName(CloneSnapshotNameFor("pvc-1")));
+  EXPECT_EQ(CoNameFromSnapshotDescription(SnapshotDescriptionFor("with \"quote\"")),
+            "with \"quote\"");
+  EXPECT_FALSE(CoNameFromSnapshotDescription(DescriptionFor("pvc-1", "", "")).has_value());
+  EXPECT_FALSE(CoNameFromDescription(SnapshotDescriptionFor("snapshot-1")).has_value());
+}
+
+TEST(DiskNaming, ACloneRecordsItsSourceAfterTheCsiName) {
+  const std::string source = "11111111-2222-3333-4444-555555555555";
+  std::string description = CloneDescriptionFor("pvc-2", "ns", "claim", source);
+  EXPECT_EQ(CoNameFromDescription(description), "pvc-2");
+  EXPECT_EQ(ClonedFromDescription(description), source);
+  EXPECT_FALSE(ClonedFromDescription(DescriptionFor("pvc-2", "ns", "claim")).has_value());
+  // A CSI name that merely contains the marker is not a clone.
+  EXPECT_FALSE(
+      ClonedFromDescription(DescriptionFor("x cloned from volume " + source, "", "")).has_value());
+}
+
 }  // namespace
 }  // namespace oxide::engine

@@ -1,6 +1,7 @@
 // The controller's tables on a real SQLite file: migration from schema 1, group commit (one
 // transaction per loop turn, callbacks after the commit, a failed commit rolls back and reports),
 // volume rows and the operation journal.
+#include "store/snapshot_store.h"
 #include "store/volume_store.h"
 
 #include <gtest/gtest.h>
@@ -134,6 +135,48 @@ TEST_F(VolumeStoreTest, VolumeRowsByNameAndId) {
   Turn();
   EXPECT_EQ(store_->FindByDiskName("creating")->state, "NODE_READY");
   EXPECT_EQ(store_->AllVolumes().size(), 2u);
+}
+
+TEST_F(VolumeStoreTest, SnapshotRowsByNameIdAndThoseStillCreating) {
+  SnapshotStore snapshots(db_.get(), commit_.get());
+  SnapshotRow pending{.snapshot_name = "csi-snap-a",
+                      .snapshot_id = "",
+                      .co_name = "a",
+                      .source_volume_id = "11111111-2222-3333-4444-555555555555",
+                      .size = 0,
+                      .state = "creating",
+                      .time_created = "",
+                      .polls = 0};
+  SnapshotRow uploading = pending;
+  uploading.snapshot_name = "csi-snap-b";
+  uploading.snapshot_id = "22222222-2222-3333-4444-555555555555";
+  uploading.size = 1 << 30;
+  uploading.time_created = "2026-11-22T01:53:34.227581Z";
+  SnapshotRow ready = uploading;
+  ready.snapshot_name = "csi-snap-c";
+  ready.snapshot_id = "33333333-2222-3333-4444-555555555555";
+  ready.state = "ready";
+  ready.polls = 4;
+  for (const SnapshotRow& row : {pending, uploading, ready})
+    ASSERT_TRUE(snapshots.Put(row).ok());
+  Turn();
+  EXPECT_FALSE(snapshots.FindById("").has_value());
+  auto found = snapshots.FindById(ready.snapshot_id);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->snapshot_name, "csi-snap-c");
+  EXPECT_EQ(found->polls, 4);
+  EXPECT_EQ(found->time_created, ready.time_created);
+  std::vector<SnapshotRow> creating = snapshots.Creating();
+  ASSERT_EQ(creating.size(), 2u);
+  EXPECT_EQ(creating[0].snapshot_name, "csi-snap-a");
+  EXPECT_EQ(creating[1].snapshot_id, uploading.snapshot_id);
+  uploading.state = "ready";
+  ASSERT_TRUE(snapshots.Put(uploading).ok());
+  ASSERT_TRUE(snapshots.Remove("csi-snap-a").ok());
+  Turn();
+  EXPECT_TRUE(snapshots.Creating().empty());
+  EXPECT_FALSE(snapshots.FindByName("csi-snap-a").has_value());
+  EXPECT_EQ(Count("SELECT count(*) FROM snapshots"), 2);
 }
 
 TEST_F(VolumeStoreTest, JournalEntriesOpenAndClose) {

@@ -1,0 +1,228 @@
+// The snapshot engine and its upload tracker with a real SQLite file and the real oxide-sim over
+// loopback: list-based polling when many snapshots are due (requests far below one per snapshot
+// per poll), GETs when few are, settling into the snapshots table, the early ready_to_use=false
+// answer, and recovery of unfinished snapshot journal entries. Snapshots are held `creating` with
+// the simulator's freeze control. gtest main thread only (it is the loop thread).
+#include <gtest/gtest.h>
+
+#include "backend_fixture.h"
+#include "engine/disk_naming.h"
+#include "engine/snapshot_engine.h"
+#include "store/group_commit.h"
+#include "store/snapshot_store.h"
+#include "store/state_db.h"
+#include "store/volume_store.h"
+#include "support/temp_dir.h"
+
+namespace engine_test {
+namespace {
+
+using namespace oxide::engine;  // NOLINT(google-build-using-namespace): test code
+using namespace std::chrono_literals;
+using oxide::StatusCode;
+using oxide::StatusOr;
+using oxide::backend::Snapshot;
+
+class SnapshotEngineTest : public backend_test::BackendTest {
+ public:
+  // Creates answer at once; a frozen snapshot stays `creating` until released.
+  std::vector<std::string> sim_args() const override { return {"--async"}; }
+
+  void SetUp() override {
+    BackendTest::SetUp();
+    Restart();
+  }
+
+  void TearDown() override {
+    engine_.reset();
+    snapshots_.reset();
+    journal_.reset();
+    commit_.reset();
+    db_.reset();
+    uv_run(loop(), UV_RUN_NOWAIT);
+    BackendTest::TearDown();
+  }
+
+  void Restart() {
+    engine_.reset();
+    snapshots_.reset();
+    journal_.reset();
+    commit_.reset();
+    db_.reset();
+    uv_run(loop(), UV_RUN_NOWAIT);
+    auto opened = oxide::store::StateDb::Open(dir_.File("state.db"));
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    db_ = std::move(*opened);
+    commit_ = std::make_unique<oxide::store::GroupCommit>(loop(), db_.get());
+    journal_ = std::make_unique<oxide::store::VolumeStore>(db_.get(), commit_.get());
+    snapshots_ = std::make_unique<oxide::store::SnapshotStore>(db_.get(), commit_.get());
+    SnapshotEngineOptions options;
+    options.uploads.first = 100ms;
+    options.uploads.max = 400ms;
+    options.lookup_retry = 50ms;
+    options.recovery_retry_max = 200ms;
+    engine_ = std::make_unique<SnapshotEngine>(loop(), &client(), journal_.get(), snapshots_.get(),
+                                               commit_.get(), options);
+  }
+
+  // A detached disk to take snapshots of; returns its id.
+  std::string SourceDisk(const std::string& name) {
+    auto disk = CreateBlankDisk(name);
+    EXPECT_TRUE(disk.ok()) << disk.status().ToString();
+    return disk.ok() ? disk->id : "";
+  }
+
+  void Freeze(const std::string& snapshot_name, bool freeze = true) {
+    auto reply = control().post(freeze ? "/__sim/freeze" : "/__sim/release",
+                                {{"kind", "snapshot"}, {"name", snapshot_name}});
+    ASSERT_EQ(reply.status, 200) << reply.body;
+  }
+
+  // A snapshot Oxide holds `creating`, recorded in the table as the engine would.
+  oxide::store::SnapshotRow CreatingSnapshot(const std::string& co_name,
+                                             const std::string& source) {
+    const std::string name = SnapshotNameFor(co_name);
+    Freeze(name);
+    auto created = Await<Snapshot>([&](oxide::backend::Done<Snapshot> done) {
+      client().CreateSnapshot(
+          {.name = name, .description = SnapshotDescriptionFor(co_name), .disk = source},
+          std::move(done));
+    });
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    EXPECT_EQ(created.ok() ? created->state : "", "creating");
+    oxide::store::SnapshotRow row = RowFromSnapshot(created.ok() ? *created : Snapshot{}, co_name);
+    EXPECT_TRUE(snapshots_->Put(row).ok());
+    commit_->Flush();
+    return row;
+  }
+
+  std::string RowState(const std::string& snapshot_name) {
+    auto row = snapshots_->FindByName(snapshot_name);
+    return row ? row->state : "missing";
+  }
+
+  oxide::testing::TempDir dir_;
+  std::unique_ptr<oxide::store::StateDb> db_;
+  std::unique_ptr<oxide::store::GroupCommit> commit_;
+  std::unique_ptr<oxide::store::VolumeStore> journal_;
+  std::unique_ptr<oxide::store::SnapshotStore> snapshots_;
+  std::unique_ptr<SnapshotEngine> engine_;
+};
+
+TEST_F(SnapshotEngineTest, ManyPendingSnapshotsArePolledWithListCalls) {
+  constexpr int kSnapshots = 24;
+  std::vector<oxide::store::SnapshotRow> rows;
+  for (int i = 0; i < kSnapshots; ++i) {
+    std::string source = SourceDisk("src-many-" + std::to_string(i));
+    rows.push_back(CreatingSnapshot("many-" + std::to_string(i), source));
+  }
+  SnapshotUploadTracker& uploads = engine_->uploads();
+  for (const auto& row : rows)
+    uploads.Track(row);
+  ClearRequestLog();
+  // Five rounds' worth of time while everything is still creating.
+  RunUntil([] { return false; }, 1200ms);
+  EXPECT_EQ(uploads.tracking(), static_cast<size_t>(kSnapshots));
+  EXPECT_GE(uploads.list_sweeps(), 2u);
+  EXPECT_EQ(CountRequests("GET", "snapshot_view"), 0);
+  const int listed = CountRequests("GET", "snapshot_list");
+  EXPECT_EQ(static_cast<uint64_t>(listed), uploads.requests_sent());
+  EXPECT_LE(listed, 12) << "at most one round per 100 ms";
+  for (const auto& row : rows)
+    Freeze(row.snapshot_name, false);
+  ASSERT_TRUE(RunUntil([&] { return uploads.tracking() == 0; }, 10s));
+  commit_->Flush();
+  for (const auto& row : rows)
+    EXPECT_EQ(RowState(row.snapshot_name), "ready") << row.snapshot_name;
+  // Once only a few are left, asking for them one by one is cheaper than a list.
+  EXPECT_LE(CountRequests("GET", "snapshot_view"), 8);
+}
+
+TEST_F(SnapshotEngineTest, AFewPendingSnapshotsAreAskedOneByOneAndFaultedOnesSettle) {
+  auto first = CreatingSnapshot("few-0", SourceDisk("src-few-0"));
+  auto second = CreatingSnapshot("few-1", SourceDisk("src-few-1"));
+  SnapshotUploadTracker& uploads = engine_->uploads();
+  std::vector<StatusOr<Snapshot>> settled;
+  uploads.Track(first);
+  uploads.Track(second);
+  ASSERT_TRUE(uploads.WhenSettled(first.snapshot_id,
+                                  [&](const StatusOr<Snapshot>& s) { settled.push_back(s); }));
+  RunUntil([] { return false; }, 500ms);
+  EXPECT_GE(CountRequests("GET", "snapshot_view"), 2);
+  EXPECT_EQ(uploads.list_sweeps(), 0u);
+  EXPECT_TRUE(settled.empty());
+  auto reply = control().post("/__sim/fault", {{"kind", "snapshot"}, {"id", first.snapshot_id}});
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  Freeze(second.snapshot_name, false);
+  ASSERT_TRUE(RunUntil([&] { return uploads.tracking() == 0; }, 10s));
+  ASSERT_EQ(settled.size(), 1u);
+  ASSERT_TRUE(settled[0].ok());
+  EXPECT_EQ(settled[0]->state, "faulted");
+  commit_->Flush();
+  EXPECT_EQ(RowState(first.snapshot_name), "faulted");
+  EXPECT_EQ(RowState(second.snapshot_name), "ready");
+}
+
+TEST_F(SnapshotEngineTest, CreateAnswersNotReadyByItsDeadlineThenReady) {
+  const std::string source = SourceDisk("src-answer");
+  SnapshotSpec spec{.co_name = "answer", .snapshot_name = SnapshotNameFor("answer"),
+                    .source_volume_id = source};
+  Freeze(spec.snapshot_name);
+  std::optional<SnapshotResult> early;
+  auto started = std::chrono::steady_clock::now();
+  engine_->Create(spec, started + 300ms, [&](const SnapshotResult& r) { early = r; });
+  ASSERT_TRUE(RunUntil([&] { return early.has_value(); }, 5s));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1s);
+  ASSERT_TRUE(early->ok()) << early->status().ToString();
+  EXPECT_EQ((*early)->state, "creating");
+  EXPECT_TRUE(engine_->uploads().IsTracking((*early)->id));
+  Freeze(spec.snapshot_name, false);
+  std::optional<SnapshotResult> later;
+  engine_->Create(spec, std::chrono::steady_clock::now() + 5s,
+                  [&](const SnapshotResult& r) { later = r; });
+  ASSERT_TRUE(RunUntil([&] { return later.has_value(); }, 6s));
+  ASSERT_TRUE(later->ok());
+  EXPECT_EQ((*later)->state, "ready");
+  EXPECT_EQ((*later)->id, (*early)->id);
+  EXPECT_EQ(CountRequests("POST", "snapshot_create"), 1);
+}
+
+TEST_F(SnapshotEngineTest, RecoveryClosesUnfinishedEntriesAndResumesTracking) {
+  const std::string source = SourceDisk("src-recover");
+  // A create whose snapshot Oxide has (creating), one Oxide never got, and a finished delete.
+  const std::string taken = SnapshotNameFor("recover-taken");
+  Freeze(taken);
+  auto created = Await<Snapshot>([&](oxide::backend::Done<Snapshot> done) {
+    client().CreateSnapshot(
+        {.name = taken, .description = SnapshotDescriptionFor("recover-taken"), .disk = source},
+        std::move(done));
+  });
+  ASSERT_TRUE(created.ok());
+  const std::string lost = SnapshotNameFor("recover-lost");
+  auto a = journal_->BeginOperation("snapshot_create", taken, R"({"co_name":"recover-taken"})");
+  auto b = journal_->BeginOperation("snapshot_create", lost, R"({"co_name":"recover-lost"})");
+  auto c = journal_->BeginOperation("snapshot_delete", "00000000-0000-4000-8000-000000000000", "{}");
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  ASSERT_TRUE(snapshots_->Put({.snapshot_name = lost, .snapshot_id = "", .co_name = "recover-lost",
+                               .source_volume_id = source, .size = 0, .state = "creating",
+                               .time_created = "", .polls = 0})
+                  .ok());
+  commit_->Flush();
+  Restart();
+  EXPECT_EQ(engine_->RecoverUnfinished(), 3u);
+  ASSERT_TRUE(RunUntil([&] { return engine_->tracker().in_flight() == 0; }, 10s));
+  commit_->Flush();
+  EXPECT_EQ(journal_->FindOperation(*a)->state, "done");
+  EXPECT_EQ(journal_->FindOperation(*b)->state, "rolled_back");
+  EXPECT_EQ(journal_->FindOperation(*c)->state, "done");
+  EXPECT_EQ(RowState(lost), "missing");
+  EXPECT_EQ(RowState(taken), "creating");
+  EXPECT_TRUE(engine_->uploads().IsTracking(created->id));
+  Freeze(taken, false);
+  ASSERT_TRUE(RunUntil([&] { return engine_->uploads().tracking() == 0; }, 10s));
+  commit_->Flush();
+  EXPECT_EQ(RowState(taken), "ready");
+}
+
+}  // namespace
+}  // namespace engine_test
