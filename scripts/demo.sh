@@ -2,8 +2,10 @@
 # THE MAIN JOB: installs what is missing, builds, then runs oxide-csi-plugin on a unix socket
 # against the built-in Oxide simulator and drives it with oxide-csi-ctl, showing each step.
 # The whole life of a volume: create, attach, stage (mkfs), publish, write a file, tear down,
-# attach and mount again, read the file back, tear down, delete — with an idempotent retry and
-# refused calls along the way. The simulator emulates the guest's disks as loop devices (root).
+# attach and mount again, read the file back; then snapshot it, restore the snapshot into a new
+# volume and clone the volume, mount all three and compare the data; tear everything down,
+# delete — with idempotent retries and refused calls along the way. The simulator emulates the
+# guest's disks (and copies their data into snapshots) as loop devices (root).
 set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$top"
@@ -83,19 +85,32 @@ show_refusal() { printf '\033[36m$ %s\033[0m\n' "$*"; "$@" || echo "(refused as 
 show_refusal "$ctl" controller create pvc-demo-1 --size-gib=5
 staging="$work/kubelet/staging/$volume_id"
 target="$work/kubelet/pods/pod-1/volumes/data"
+json_field() {  # json_field KEY... < JSON: prints json[KEY][KEY]...
+  python3 -c 'import json, sys
+value = json.load(sys.stdin)
+for key in sys.argv[1:]: value = value[key]
+if isinstance(value, (dict, list)): value = json.dumps(value)
+print(str(value).lower() if isinstance(value, bool) else value)' "$@"
+}
+# mount_volume / unmount_volume [VOLUME_ID STAGING TARGET] (default: the first volume's).
 mount_volume() {
-  run "$ctl" controller publish "$volume_id" "$instance_id"
-  disk_name="$("$ctl" --output json controller publish "$volume_id" "$instance_id" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["publish_context"]["diskName"])')"
-  run "$ctl" node stage --volume-id "$volume_id" --staging-path "$staging" --fs-type ext4 \
+  local vol="${1:-$volume_id}" stg="${2:-$staging}" tgt="${3:-$target}"
+  run "$ctl" controller publish "$vol" "$instance_id"
+  disk_name="$("$ctl" --output json controller publish "$vol" "$instance_id" |
+    json_field publish_context diskName)"
+  run "$ctl" node stage --volume-id "$vol" --staging-path "$stg" --fs-type ext4 \
     --publish-context "diskName=$disk_name"
-  run "$ctl" node publish --volume-id "$volume_id" --staging-path "$staging" --target-path "$target" \
+  run "$ctl" node publish --volume-id "$vol" --staging-path "$stg" --target-path "$tgt" \
     --fs-type ext4 --publish-context "diskName=$disk_name"
 }
+node_unmount() {
+  local vol="${1:-$volume_id}" stg="${2:-$staging}" tgt="${3:-$target}"
+  run "$ctl" node unpublish --volume-id "$vol" --target-path "$tgt"
+  run "$ctl" node unstage --volume-id "$vol" --staging-path "$stg"
+}
 unmount_volume() {
-  run "$ctl" node unpublish --volume-id "$volume_id" --target-path "$target"
-  run "$ctl" node unstage --volume-id "$volume_id" --staging-path "$staging"
-  run "$ctl" controller unpublish "$volume_id" "$instance_id"
+  node_unmount "$@"
+  run "$ctl" controller unpublish "${1:-$volume_id}" "$instance_id"
 }
 mount_volume
 run "$ctl" controller list
@@ -109,7 +124,73 @@ echo "(detached: the file is not reachable now)"; [ ! -e "$target/hello.txt" ]
 mount_volume
 run cat "$target/hello.txt"
 [ "$(cat "$target/hello.txt")" = "hello from pod-1" ] || { echo "ERROR: data lost" >&2; exit 1; }
+printf '\033[36m$ %s\033[0m\n' "head -c 4M /dev/urandom > $target/random.bin"
+head -c 4M /dev/urandom > "$target/random.bin"
+run sync "$target/random.bin"
+run sha256sum "$target/hello.txt" "$target/random.bin"
+
+step "Snapshots: take one, restore it into a new volume, clone the volume"
+echo "(the filesystem is unmounted first so that it is clean; the disk stays attached)"
+node_unmount
+run "$ctl" snapshot create snap-demo-1 "$volume_id"
+for _ in $(seq 60); do  # as a CO does: the same CreateSnapshot until it is ready to use
+  created="$("$ctl" --output json snapshot create snap-demo-1 "$volume_id")"
+  [ "$(json_field snapshot ready_to_use <<<"$created")" = true ] && break
+  sleep 1
+done
+snapshot_id="$(json_field snapshot snapshot_id <<<"$created")"
+echo "(the same CreateSnapshot again: snapshot $snapshot_id, ready_to_use: $(json_field snapshot ready_to_use <<<"$created"))"
+[ "$(json_field snapshot ready_to_use <<<"$created")" = true ] ||
+  { echo "ERROR: the snapshot never became ready" >&2; exit 1; }
+run "$ctl" snapshot list
+run "$ctl" snapshot list --source-volume-id="$volume_id"
+run "$ctl" controller create pvc-demo-restored --size-gib=4 --from-snapshot="$snapshot_id"
+restored="$("$ctl" --output json controller create pvc-demo-restored --size-gib=4 \
+  --from-snapshot="$snapshot_id")"
+restored_id="$(json_field volume volume_id <<<"$restored")"
+echo "(again: volume $restored_id, content_source $(json_field volume content_source <<<"$restored"))"
+run "$ctl" controller create pvc-demo-clone --size-gib=3 --from-volume="$volume_id"
+clone="$("$ctl" --output json controller create pvc-demo-clone --size-gib=3 \
+  --from-volume="$volume_id")"
+clone_id="$(json_field volume volume_id <<<"$clone")"
+echo "(again: volume $clone_id, content_source $(json_field volume content_source <<<"$clone"))"
+echo "(the clone's temporary snapshot is gone: only snap-demo-1 is listed)"
+run "$ctl" snapshot list
+run "$ctl" controller list
+restored_staging="$work/kubelet/staging/$restored_id"
+restored_target="$work/kubelet/pods/pod-2/volumes/data"
+clone_staging="$work/kubelet/staging/$clone_id"
+clone_target="$work/kubelet/pods/pod-3/volumes/data"
+mount_volume
+mount_volume "$restored_id" "$restored_staging" "$restored_target"
+mount_volume "$clone_id" "$clone_staging" "$clone_target"
+run grep " $work/kubelet/pods/" /proc/self/mountinfo
+run cat "$restored_target/hello.txt" "$clone_target/hello.txt"
+run sha256sum "$target/random.bin" "$restored_target/random.bin" "$clone_target/random.bin"
+for copy in "$restored_target" "$clone_target"; do
+  cmp "$target/hello.txt" "$copy/hello.txt" && cmp "$target/random.bin" "$copy/random.bin" ||
+    { echo "ERROR: $copy does not hold the original's data" >&2; exit 1; }
+done
+echo "(the restored volume and the clone hold the same data as the original)"
+printf '\033[36m$ %s\033[0m\n' "echo 'changed on the clone' > $clone_target/hello.txt"
+echo "changed on the clone" > "$clone_target/hello.txt"
+run cat "$target/hello.txt" "$restored_target/hello.txt" "$clone_target/hello.txt"
+[ "$(cat "$target/hello.txt")" = "hello from pod-1" ] ||
+  { echo "ERROR: writing the clone changed the original" >&2; exit 1; }
+echo "(the copies are independent)"
+unmount_volume "$clone_id" "$clone_staging" "$clone_target"
+unmount_volume "$restored_id" "$restored_staging" "$restored_target"
 unmount_volume
+run "$ctl" snapshot delete "$snapshot_id"
+run "$ctl" controller delete "$restored_id"
+run "$ctl" controller delete "$clone_id"
+run "$ctl" snapshot list
+echo "(no snapshot left)"
+left="$("$ctl" --output json snapshot list | python3 -c 'import json, sys
+print(len(json.load(sys.stdin).get("entries", [])))')"
+[ "$left" -eq 0 ] || { echo "ERROR: $left snapshot(s) left" >&2; exit 1; }
+
+step "deleting the first volume"
 run "$ctl" controller delete "$volume_id"
 run "$ctl" controller list
 if grep -q "$work" /proc/self/mountinfo; then echo "ERROR: a mount was left behind" >&2; exit 1; fi
