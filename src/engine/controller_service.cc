@@ -81,6 +81,8 @@ void ControllerService::CreateVolume(const rpc::CallInfo&,
       .clone_source = ""};
   auto shared = Share(std::move(reply));
   if (request.has_volume_content_source()) {
+    // With no capacity_range a restored or cloned volume is exactly as big as its source.
+    if (!request.has_capacity_range()) spec.size = 0;
     return CreateFromSource(spec, request.volume_content_source(), RequestFingerprint(request),
                             shared);
   }

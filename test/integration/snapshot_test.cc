@@ -331,6 +331,12 @@ TEST_F(CsiSnapshotTest, CloneMakesADiskAndLeavesNoTemporarySnapshot) {
   EXPECT_EQ(again.volume().volume_id(), clone.volume().volume_id());
   EXPECT_EQ(CountSimRequests("POST", "snapshot_create"), 1);
   ExpectCode(Create(CreateRequest("pvc-clone", 2)), StatusCode::ALREADY_EXISTS, "clone of volume");
+  // No capacity_range: exactly the source's size (not the plugin's default size).
+  csi::v1::CreateVolumeRequest unsized = FromVolume("pvc-clone-unsized", source.volume_id());
+  unsized.clear_capacity_range();
+  csi::v1::CreateVolumeResponse same_size;
+  ASSERT_TRUE(Create(unsized, &same_size).ok());
+  EXPECT_EQ(same_size.volume().capacity_bytes(), 2 * kGiB);
   // The source gone, a retry still gets the clone.
   ASSERT_TRUE(Delete(source.volume_id()).ok());
   ASSERT_TRUE(Create(FromVolume("pvc-clone", source.volume_id(), 1), &again).ok());
