@@ -404,6 +404,25 @@ TEST_F(SlowCsiSnapshotTest, ReadinessFlipsFromFalseToTrue) {
   EXPECT_GE(std::stoi(rows[0][1]), 1);
 }
 
+TEST_F(SlowCsiSnapshotTest, WhileOxideHoldsTheCreateTheAnswerComesBeforeTheDeadline) {
+  // Like the real API: the POST answers only when the snapshot is ready (3 s here).
+  ASSERT_EQ(api_->put("/__sim/config", {{"async", false}}).status, 200);
+  csi::v1::Volume volume = MustCreate("pvc-held");
+  auto started = std::chrono::steady_clock::now();
+  csi::v1::Snapshot early;
+  ASSERT_TRUE(Snap("snap-held", volume.volume_id(), &early, 2s).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  EXPECT_FALSE(early.ready_to_use());
+  EXPECT_FALSE(early.snapshot_id().empty());
+  EXPECT_EQ(early.source_volume_id(), volume.volume_id());
+  // The retry joins the create still in flight and gets the ready snapshot.
+  csi::v1::Snapshot ready;
+  ASSERT_TRUE(Snap("snap-held", volume.volume_id(), &ready, 15s).ok());
+  EXPECT_TRUE(ready.ready_to_use());
+  EXPECT_EQ(ready.snapshot_id(), early.snapshot_id());
+  EXPECT_EQ(CountSimRequests("POST", "snapshot_create"), 1);
+}
+
 TEST_F(SlowCsiSnapshotTest, RestoreFromASnapshotStillCreatingIsUnavailable) {
   csi::v1::Volume volume = MustCreate("pvc-slow-restore");
   csi::v1::Snapshot early;
