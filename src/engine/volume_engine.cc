@@ -367,7 +367,7 @@ void VolumeEngine::Unpublish(const std::string& volume_id, const std::string& no
   bool stable = row && IsStable(VolumeStateFromName(row->state).value_or(VolumeState::kCreating));
   if (stable && !node_id.empty()) {
     return ContinueUnpublish(StartJob(volume_id, "unpublish", json{{"node", node_id}}.dump(), row),
-                             volume_id, node_id, row, nullptr);
+                             volume_id, node_id, row);
   }
   // Which instance holds the disk, or whether it exists at all, is Oxide's to say.
   Observe(volume_id, [this, volume_id, node_id](StatusOr<Disk> disk,
@@ -382,13 +382,13 @@ void VolumeEngine::Unpublish(const std::string& volume_id, const std::string& no
       return tracker_.Finish(volume_id, *disk);  // not attached to that node: nothing to do
     }
     ContinueUnpublish(StartJob(volume_id, "unpublish", json{{"node", holder}}.dump(), observed),
-                      volume_id, holder, observed, &*disk);
+                      volume_id, holder, observed);
   });
 }
 
 void VolumeEngine::ContinueUnpublish(const JobPtr& job, const std::string& volume_id,
                                      std::string node_id,
-                                     const std::optional<store::VolumeRow>& row, const Disk*) {
+                                     const std::optional<store::VolumeRow>& row) {
   if (!job) return;
   if (row) {
     StatusOr<VolumeState> next =

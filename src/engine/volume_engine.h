@@ -94,7 +94,7 @@ class VolumeEngine {
   void ContinuePublish(const JobPtr& job, const std::string& volume_id, const std::string& node_id,
                        store::VolumeRow row);
   void ContinueUnpublish(const JobPtr& job, const std::string& volume_id, std::string node_id,
-                         const std::optional<store::VolumeRow>& row, const backend::Disk* seen);
+                         const std::optional<store::VolumeRow>& row);
   void ContinueDelete(const JobPtr& job, const std::string& volume_id);
 
   // GETs the disk until `settled` accepts it or the operation's time is up.
