@@ -38,7 +38,7 @@ export TSAN_OPTIONS="halt_on_error=1 suppressions=$top/test/tsan.supp"
 ctest --test-dir build-tsan --output-on-failure -R '^EventLoop\.'
 OXIDE_CSI_TEST_PLUGIN_BIN="$top/build-tsan/src/app/oxide-csi-plugin" \
   ctest --test-dir build -j"$jobs" --output-on-failure \
-  -R '^(Identity|Modes/IdentityInMode|Endpoint|Startup|Secrets|Unimplemented|Cli|ControllerTest|SlowAttachTest|WrongTokenTest|DebugLogTest|LifecycleTest|CsiSnapshotTest|SlowCsiSnapshotTest|SnapshotE2E|NodeTest|NodeWithSimulator|FsTypes/NodeFsLifecycle)\.|^Shutdown\.(Sigterm|AnIdle)'
+  -R '^(Identity|Modes/IdentityInMode|Endpoint|Startup|Secrets|Unimplemented|Cli|ControllerTest|SlowAttachTest|WrongTokenTest|DebugLogTest|LifecycleTest|CsiSnapshotTest|CsiSnapshotQuotaTest|SlowCsiSnapshotTest|SnapshotE2E|NodeTest|NodeWithSimulator|FsTypes/NodeFsLifecycle)\.|^Shutdown\.(Sigterm|AnIdle)'
 unset TSAN_OPTIONS
 
 step "all tests passed"
