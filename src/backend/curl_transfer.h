@@ -1,6 +1,7 @@
 // One HTTP exchange as a libcurl easy handle: its options (URL, headers, TLS, timeouts), the
 // body and header callbacks (x-request-id, Retry-After) and the classification of its outcome.
-// Owned and used by CurlMultiTransport on the loop thread.
+// The easy handle and the header lists may be lent by the transport (a pool of reset handles,
+// lists built once). Owned and used by CurlMultiTransport on the loop thread.
 #pragma once
 
 #include <curl/curl.h>
@@ -23,11 +24,29 @@ struct TransportOptions {
   std::chrono::milliseconds connect_timeout{10000};
 };
 
+// The request headers every transfer sends, built once per transport (libcurl reads a list
+// during the transfer without copying it, so it must outlive every transfer that uses it).
+class CurlHeaders {
+ public:
+  explicit CurlHeaders(const TransportOptions& options);
+  ~CurlHeaders();
+  CurlHeaders(const CurlHeaders&) = delete;
+  CurlHeaders& operator=(const CurlHeaders&) = delete;
+
+  curl_slist* without_body() const { return without_body_; }
+  curl_slist* with_body() const { return with_body_; }  // adds Content-Type: application/json
+  const std::string& user_agent() const { return user_agent_; }
+
+ private:
+  curl_slist* without_body_ = nullptr;
+  curl_slist* with_body_ = nullptr;
+  std::string user_agent_;
+};
+
 struct CurlTransfer {
   HttpRequest request;
   HttpCallback done;
   CURL* easy = nullptr;
-  curl_slist* headers = nullptr;
   std::string url;
   HttpResponse response;
   char error[CURL_ERROR_SIZE] = {};
@@ -37,9 +56,12 @@ struct CurlTransfer {
   CurlTransfer(const CurlTransfer&) = delete;
   CurlTransfer& operator=(const CurlTransfer&) = delete;
 
-  // Creates and configures the easy handle (CURLOPT_PRIVATE = this). False, with `response`
-  // describing the failure, when libcurl refuses.
-  bool Prepare(const TransportOptions& options);
+  // Configures `reuse` (a handle reset by curl_easy_reset; it becomes this transfer's) or, when
+  // null, a new easy handle (CURLOPT_PRIVATE = this). False, with `response` describing the
+  // failure, when libcurl refuses.
+  bool Prepare(const TransportOptions& options, const CurlHeaders& headers, CURL* reuse);
+  // Hands the easy handle back (reset, for another transfer) instead of freeing it with us.
+  CURL* TakeEasy();
   // Records the outcome of the finished transfer in `response`.
   void Finish(CURLcode result);
 };
