@@ -6,9 +6,17 @@ namespace oxide::rpc {
 
 CompletionPump::CompletionPump(EventLoop* loop, grpc::CompletionQueue* cq,
                                std::function<void()> on_drained, std::chrono::microseconds spin)
-    : cq_(cq), spin_(spin), on_drained_(std::move(on_drained)), wakeup_(new uv_async_t) {
+    : cq_(cq),
+      spin_(spin),
+      on_drained_(std::move(on_drained)),
+      wakeup_(new uv_async_t),
+      check_(new uv_check_t) {
   uv_async_init(loop->uv(), wakeup_, &CompletionPump::OnWakeup);
   wakeup_->data = this;
+  uv_check_init(loop->uv(), check_);
+  check_->data = this;
+  uv_check_start(check_, &CompletionPump::OnCheck);
+  uv_unref(reinterpret_cast<uv_handle_t*>(check_));  // the async handle keeps the loop alive
   thread_ = std::thread([this] { PumpThread(); });
 }
 
@@ -17,18 +25,40 @@ CompletionPump::~CompletionPump() {
   wakeup_->data = nullptr;
   uv_close(reinterpret_cast<uv_handle_t*>(wakeup_),
            [](uv_handle_t* handle) { delete reinterpret_cast<uv_async_t*>(handle); });
+  check_->data = nullptr;
+  uv_close(reinterpret_cast<uv_handle_t*>(check_),
+           [](uv_handle_t* handle) { delete reinterpret_cast<uv_check_t*>(handle); });
 }
 
 void CompletionPump::PumpThread() {
   void* tag = nullptr;
   bool ok = false;
-  while (cq_->Next(&tag, &ok)) {
+  bool deferred = false;  // deferrable tags were queued without waking the loop
+  gpr_timespec wake_by = gpr_inf_future(GPR_CLOCK_MONOTONIC);
+  while (true) {
+    auto next = cq_->AsyncNext(&tag, &ok, deferred ? wake_by : gpr_inf_future(GPR_CLOCK_MONOTONIC));
+    if (next == grpc::CompletionQueue::SHUTDOWN) break;
+    if (next == grpc::CompletionQueue::TIMEOUT) {
+      // The loop did not wake meanwhile (else it ran them and cleared the hint): wake it now.
+      if (has_pending_.load(std::memory_order_acquire)) uv_async_send(wakeup_);
+      deferred = false;
+      continue;
+    }
+    bool defer = false;
+    CompletionTag* completion = UntagCompletion(tag, &defer);
     {
       std::lock_guard lock(mutex_);
-      pending_.emplace_back(static_cast<CompletionTag*>(tag), ok);
+      pending_.emplace_back(completion, ok);
     }
     has_pending_.store(true, std::memory_order_release);
-    uv_async_send(wakeup_);
+    if (!defer) {
+      uv_async_send(wakeup_);
+      deferred = false;
+    } else if (!deferred) {
+      deferred = true;
+      wake_by = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                             gpr_time_from_millis(kDeferMax.count(), GPR_TIMESPAN));
+    }
   }
   {
     std::lock_guard lock(mutex_);
@@ -39,6 +69,11 @@ void CompletionPump::PumpThread() {
 
 void CompletionPump::OnWakeup(uv_async_t* handle) {
   if (handle->data != nullptr) static_cast<CompletionPump*>(handle->data)->RunPending();
+}
+
+void CompletionPump::OnCheck(uv_check_t* handle) {
+  auto* self = static_cast<CompletionPump*>(handle->data);
+  if (self != nullptr && self->has_pending_.load(std::memory_order_acquire)) self->RunBatch();
 }
 
 void CompletionPump::RunPending() {
