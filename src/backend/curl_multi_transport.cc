@@ -28,6 +28,10 @@ CurlMultiTransport::CurlMultiTransport(uv_loop_t* loop, TransportOptions options
     : loop_(loop), options_(std::move(options)), headers_(InitCurlOnce(options_)) {
   while (!options_.base_url.empty() && options_.base_url.back() == '/')
     options_.base_url.pop_back();
+  if (options_.max_host_connections > 0) {
+    options_.max_in_flight =
+        std::min(options_.max_in_flight, static_cast<size_t>(options_.max_host_connections));
+  }
   multi_ = curl_multi_init();
   curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlMultiTransport::OnSocket);
   curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);

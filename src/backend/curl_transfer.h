@@ -19,6 +19,10 @@ struct TransportOptions {
   std::string ca_file;    // private CA bundle; empty = the system's
   bool insecure = false;  // no TLS verification (tests only; the plugin warns at start)
   long max_host_connections = 32;
+  // Transfers handed to libcurl at once; the rest wait in the transport's FIFO. All transfers
+  // go to one host over HTTP/1.1, so at most max_host_connections of them can run: the cap in
+  // effect is the smaller of the two (a transfer libcurl parks for want of a connection would
+  // only hold an easy handle and its buffers, and run its timeout while it waits).
   size_t max_in_flight = 256;
   std::chrono::milliseconds default_timeout{60000};
   std::chrono::milliseconds connect_timeout{10000};
