@@ -52,6 +52,7 @@ void CompletionPump::PumpThread() {
     }
     has_pending_.store(true, std::memory_order_release);
     if (!defer) {
+      has_urgent_.store(true, std::memory_order_release);
       uv_async_send(wakeup_);
       deferred = false;
     } else if (!deferred) {
@@ -80,16 +81,31 @@ void CompletionPump::RunPending() {
   size_t ran = RunBatch();
   // Spin only at light load: a large batch means tags arrive faster than one wakeup costs, and
   // there the CPU is better left to the threads producing them.
+  if (ran == 0 || ran > kSpinMaxBatch || spin_.count() == 0) return;
+  if (wakeups_without_spin_ > 0) {  // recent spins caught nothing: not worth it for a while
+    --wakeups_without_spin_;
+    return;
+  }
+  bool caught = false;
   auto deadline = std::chrono::steady_clock::now() + spin_;
-  while (ran > 0 && ran <= kSpinMaxBatch && std::chrono::steady_clock::now() < deadline) {
-    if (has_pending_.load(std::memory_order_acquire)) {
+  while (std::chrono::steady_clock::now() < deadline) {
+    // Only a tag that would wake the loop counts; deferrable ones run after this callback.
+    if (has_urgent_.load(std::memory_order_acquire)) {
+      caught = true;
       ran = RunBatch();
+      if (ran == 0 || ran > kSpinMaxBatch) break;
       deadline = std::chrono::steady_clock::now() + spin_;
     } else {
       // Gives the CPU to any runnable thread (the pump, gRPC's, the CO's) instead of taking it
       // from them.
       sched_yield();
     }
+  }
+  if (caught) {
+    missed_spins_ = 0;
+  } else if (++missed_spins_ >= kMissesBeforePause) {
+    missed_spins_ = 0;
+    wakeups_without_spin_ = kWakeupsWithoutSpin;
   }
 }
 
@@ -101,6 +117,7 @@ size_t CompletionPump::RunBatch() {
     batch.swap(pending_);
     drained = drained_;
     has_pending_.store(false, std::memory_order_relaxed);
+    has_urgent_.store(false, std::memory_order_relaxed);
   }
   for (auto [tag, ok] : batch)
     tag->Proceed(ok);
