@@ -129,7 +129,7 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseInt("shutdown-grace-seconds", v, 0, 3600, 10, &s.shutdown_grace_seconds);
        }},
-      {"commit-window-ms", nullptr, "N", "10",
+      {"commit-window-ms", nullptr, "N", "20",
        "group commit: at most one commit (fsync) per N ms; writes made meanwhile share it, a write "
        "after a quiet spell commits at once (0: commit at the end of each loop turn); each answer "
        "waits for its commit",
