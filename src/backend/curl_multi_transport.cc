@@ -9,9 +9,11 @@
 namespace oxide::backend {
 namespace {
 
-void InitCurlOnce() {
+// Initialises libcurl once, before the first handle of any transport; passes `options` through.
+const TransportOptions& InitCurlOnce(const TransportOptions& options) {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  return options;
 }
 
 }  // namespace
@@ -23,10 +25,13 @@ struct CurlMultiTransport::SocketWatch {
 };
 
 CurlMultiTransport::CurlMultiTransport(uv_loop_t* loop, TransportOptions options)
-    : loop_(loop), options_(std::move(options)) {
-  InitCurlOnce();
+    : loop_(loop), options_(std::move(options)), headers_(InitCurlOnce(options_)) {
   while (!options_.base_url.empty() && options_.base_url.back() == '/')
     options_.base_url.pop_back();
+  if (options_.max_host_connections > 0) {
+    options_.max_in_flight =
+        std::min(options_.max_in_flight, static_cast<size_t>(options_.max_host_connections));
+  }
   multi_ = curl_multi_init();
   curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlMultiTransport::OnSocket);
   curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
@@ -51,6 +56,9 @@ CurlMultiTransport::~CurlMultiTransport() {
   active_.clear();
   queue_.clear();
   failed_to_start_.clear();
+  for (CURL* easy : idle_easy_)
+    curl_easy_cleanup(easy);
+  idle_easy_.clear();
   curl_multi_cleanup(multi_);  // closes cached connections (may report CURL_POLL_REMOVE)
   for (SocketWatch* watch : std::vector<SocketWatch*>(watches_.begin(), watches_.end()))
     StopWatching(watch);
@@ -71,7 +79,12 @@ void CurlMultiTransport::StartQueued() {
   while (active_.size() < options_.max_in_flight && !queue_.empty()) {
     std::unique_ptr<CurlTransfer> transfer = std::move(queue_.front());
     queue_.pop_front();
-    bool started = transfer->Prepare(options_);
+    CURL* reuse = nullptr;
+    if (!idle_easy_.empty()) {
+      reuse = idle_easy_.back();
+      idle_easy_.pop_back();
+    }
+    bool started = transfer->Prepare(options_, headers_, reuse);
     if (started && curl_multi_add_handle(multi_, transfer->easy) != CURLM_OK) {
       started = false;
       transfer->response.transport_error = TransportError::kOther;
@@ -175,6 +188,7 @@ void CurlMultiTransport::FinishDoneTransfers() {
     curl_multi_remove_handle(multi_, easy);
     active_.erase(t);
     connections_opened_ += static_cast<uint64_t>(t->response.new_connections);
+    if (idle_easy_.size() < options_.max_in_flight) idle_easy_.push_back(t->TakeEasy());
     finished.emplace_back(t);
   }
   StartQueued();  // freed slots go to the oldest waiting requests first

@@ -1,6 +1,8 @@
 // HttpTransport on ONE libcurl multi handle driven by the libuv loop (curl's multi-uv pattern):
 // a uv_poll_t per socket curl asks about, one uv_timer_t for curl's timeout, a cap on transfers
-// in flight with a FIFO queue behind it, keep-alive reuse. Loop thread only; nothing blocks.
+// in flight with a FIFO queue behind it, keep-alive reuse. Finished easy handles are reset and
+// kept (at most max_in_flight) for the next transfers instead of being re-created. Loop thread
+// only; nothing blocks.
 #pragma once
 
 #include <curl/curl.h>
@@ -12,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "backend/curl_transfer.h"
 #include "backend/http_types.h"
@@ -52,6 +55,8 @@ class CurlMultiTransport : public HttpTransport {
   uv_loop_t* loop_;
   TransportOptions options_;
   CURLM* multi_ = nullptr;
+  CurlHeaders headers_;
+  std::vector<CURL*> idle_easy_;    // reset handles for the next transfers; owned
   uv_timer_t* timer_ = nullptr;     // curl's one timeout timer; heap: freed when closed
   uv_timer_t* deferred_ = nullptr;  // answers requests that could not start, never inline
   std::unordered_set<SocketWatch*> watches_;

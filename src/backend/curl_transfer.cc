@@ -87,13 +87,38 @@ size_t OnHeader(char* data, size_t size, size_t count, void* self) {
 
 }  // namespace
 
-CurlTransfer::~CurlTransfer() {
-  if (easy) curl_easy_cleanup(easy);
-  if (headers) curl_slist_free_all(headers);
+CurlHeaders::CurlHeaders(const TransportOptions& options)
+    : user_agent_(std::string("oxide-csi-plugin/") + kVersion) {
+  const std::string authorization = "Authorization: Bearer " + options.token;
+  const std::string api_version = std::string("API-Version: ") + kOxideApiVersion;
+  for (curl_slist** list : {&without_body_, &with_body_}) {
+    *list = curl_slist_append(*list, authorization.c_str());
+    *list = curl_slist_append(*list, api_version.c_str());
+    *list = curl_slist_append(*list, "Accept: application/json");
+    *list = curl_slist_append(*list, "Expect:");  // no 100-continue round trip
+  }
+  with_body_ = curl_slist_append(with_body_, "Content-Type: application/json");
 }
 
-bool CurlTransfer::Prepare(const TransportOptions& options) {
-  easy = curl_easy_init();
+CurlHeaders::~CurlHeaders() {
+  curl_slist_free_all(without_body_);
+  curl_slist_free_all(with_body_);
+}
+
+CurlTransfer::~CurlTransfer() {
+  if (easy) curl_easy_cleanup(easy);
+}
+
+CURL* CurlTransfer::TakeEasy() {
+  CURL* taken = easy;
+  easy = nullptr;
+  if (taken != nullptr) curl_easy_reset(taken);
+  return taken;
+}
+
+bool CurlTransfer::Prepare(const TransportOptions& options, const CurlHeaders& headers,
+                           CURL* reuse) {
+  easy = reuse != nullptr ? reuse : curl_easy_init();
   if (easy == nullptr) {
     response.transport_error = TransportError::kOther;
     response.transport_message = "libcurl could not create a transfer";
@@ -101,24 +126,17 @@ bool CurlTransfer::Prepare(const TransportOptions& options) {
   }
   CURL* e = easy;
   const HttpRequest& r = request;
-  const std::string authorization = "Authorization: Bearer " + options.token;
   url = options.base_url + r.target;
-  const std::string user_agent = std::string("oxide-csi-plugin/") + kVersion;
-  const std::string api_version = std::string("API-Version: ") + kOxideApiVersion;
-  headers = curl_slist_append(headers, authorization.c_str());
-  headers = curl_slist_append(headers, api_version.c_str());
-  headers = curl_slist_append(headers, "Accept: application/json");
-  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
-  if (!r.body.empty()) headers = curl_slist_append(headers, "Content-Type: application/json");
+  curl_slist* header_list = r.body.empty() ? headers.without_body() : headers.with_body();
   const auto timeout = r.timeout.count() > 0 ? r.timeout : options.default_timeout;
-  bool ok = headers != nullptr;
+  bool ok = header_list != nullptr;
   ok = ok && curl_easy_setopt(e, CURLOPT_URL, url.c_str()) == CURLE_OK;
   curl_easy_setopt(e, CURLOPT_PRIVATE, this);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(e, CURLOPT_USERAGENT, user_agent.c_str());  // libcurl copies strings
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, header_list);
+  curl_easy_setopt(e, CURLOPT_USERAGENT, headers.user_agent().c_str());  // libcurl copies it
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::min(timeout, options.connect_timeout).count()));

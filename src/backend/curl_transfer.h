@@ -1,6 +1,7 @@
 // One HTTP exchange as a libcurl easy handle: its options (URL, headers, TLS, timeouts), the
 // body and header callbacks (x-request-id, Retry-After) and the classification of its outcome.
-// Owned and used by CurlMultiTransport on the loop thread.
+// The easy handle and the header lists may be lent by the transport (a pool of reset handles,
+// lists built once). Owned and used by CurlMultiTransport on the loop thread.
 #pragma once
 
 #include <curl/curl.h>
@@ -18,16 +19,38 @@ struct TransportOptions {
   std::string ca_file;    // private CA bundle; empty = the system's
   bool insecure = false;  // no TLS verification (tests only; the plugin warns at start)
   long max_host_connections = 32;
+  // Transfers handed to libcurl at once; the rest wait in the transport's FIFO. All transfers
+  // go to one host over HTTP/1.1, so at most max_host_connections of them can run: the cap in
+  // effect is the smaller of the two (a transfer libcurl parks for want of a connection would
+  // only hold an easy handle and its buffers, and run its timeout while it waits).
   size_t max_in_flight = 256;
   std::chrono::milliseconds default_timeout{60000};
   std::chrono::milliseconds connect_timeout{10000};
+};
+
+// The request headers every transfer sends, built once per transport (libcurl reads a list
+// during the transfer without copying it, so it must outlive every transfer that uses it).
+class CurlHeaders {
+ public:
+  explicit CurlHeaders(const TransportOptions& options);
+  ~CurlHeaders();
+  CurlHeaders(const CurlHeaders&) = delete;
+  CurlHeaders& operator=(const CurlHeaders&) = delete;
+
+  curl_slist* without_body() const { return without_body_; }
+  curl_slist* with_body() const { return with_body_; }  // adds Content-Type: application/json
+  const std::string& user_agent() const { return user_agent_; }
+
+ private:
+  curl_slist* without_body_ = nullptr;
+  curl_slist* with_body_ = nullptr;
+  std::string user_agent_;
 };
 
 struct CurlTransfer {
   HttpRequest request;
   HttpCallback done;
   CURL* easy = nullptr;
-  curl_slist* headers = nullptr;
   std::string url;
   HttpResponse response;
   char error[CURL_ERROR_SIZE] = {};
@@ -37,9 +60,12 @@ struct CurlTransfer {
   CurlTransfer(const CurlTransfer&) = delete;
   CurlTransfer& operator=(const CurlTransfer&) = delete;
 
-  // Creates and configures the easy handle (CURLOPT_PRIVATE = this). False, with `response`
-  // describing the failure, when libcurl refuses.
-  bool Prepare(const TransportOptions& options);
+  // Configures `reuse` (a handle reset by curl_easy_reset; it becomes this transfer's) or, when
+  // null, a new easy handle (CURLOPT_PRIVATE = this). False, with `response` describing the
+  // failure, when libcurl refuses.
+  bool Prepare(const TransportOptions& options, const CurlHeaders& headers, CURL* reuse);
+  // Hands the easy handle back (reset, for another transfer) instead of freeing it with us.
+  CURL* TakeEasy();
   // Records the outcome of the finished transfer in `response`.
   void Finish(CURLcode result);
 };

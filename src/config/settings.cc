@@ -129,9 +129,10 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseInt("shutdown-grace-seconds", v, 0, 3600, 10, &s.shutdown_grace_seconds);
        }},
-      {"commit-window-ms", nullptr, "N", "2",
-       "group commit: writes of the next N ms share one transaction and one fsync (0: commit at "
-       "the end of each loop turn); each answer waits for its commit",
+      {"commit-window-ms", nullptr, "N", "20",
+       "group commit: at most one commit (fsync) per N ms; writes made meanwhile share it, a write "
+       "after a quiet spell commits at once (0: commit at the end of each loop turn); each answer "
+       "waits for its commit",
        [](Settings& s, const std::string& v) {
          return ParseInt("commit-window-ms", v, 0, 100, 10, &s.commit_window_ms);
        }},

@@ -1,7 +1,8 @@
 // One object per unary CSI call, on gRPC's async completion-queue API. Its address is the tag of
-// both of its queue operations: "a request arrived" and "the answer was sent". It re-arms a
-// listener for its method when a request arrives, runs the handler on the loop thread, and
-// deletes itself once gRPC has delivered (or dropped) the answer. Loop thread only.
+// "a request arrived"; its `sent_` member is the tag of "the answer was sent" (deferrable: only
+// bookkeeping is left then, so it need not wake the loop). It re-arms a listener for its method
+// when a request arrives, runs the handler on the loop thread, and deletes itself once gRPC has
+// delivered (or dropped) the answer. Loop thread only.
 #pragma once
 
 #include <grpcpp/server_context.h>
@@ -51,25 +52,21 @@ class UnaryCall final : public CompletionTag, public ReplySink<Response> {
                                         call);
   }
 
+  // A request arrived (or, with !ok, the listener is cancelled).
   void Proceed(bool ok) override {
-    if (state_ == State::kListening) {
-      if (!ok) {  // the server is shutting down; this listener never got a call
-        delete this;
-        return;
-      }
-      // Answer first, then re-arm (other listeners cover the gap), so that re-arming is not
-      // on this call's path. Listeners are re-armed until the queue closes, also during
-      // shutdown, so that a call arriving then is refused cleanly (UNAVAILABLE) instead of
-      // cancelled by gRPC. `this` may be gone after Start(): copy what re-arming needs.
-      const Method* method = method_;
-      CallRegistry* registry = registry_;
-      grpc::ServerCompletionQueue* cq = cq_;
-      Start();
-      if (registry->queue_open()) Listen(method, registry, cq);
+    if (!ok) {  // the server is shutting down; this listener never got a call
+      delete this;
       return;
     }
-    registry_->CallEnded(info_, status_, VolumeIdOf(request_), ok, counted_);
-    delete this;
+    // Answer first, then re-arm (other listeners cover the gap), so that re-arming is not on
+    // this call's path. Listeners are re-armed until the queue closes, also during shutdown, so
+    // that a call arriving then is refused cleanly (UNAVAILABLE) instead of cancelled by gRPC.
+    // `this` may be gone after Start(): copy what re-arming needs.
+    const Method* method = method_;
+    CallRegistry* registry = registry_;
+    grpc::ServerCompletionQueue* cq = cq_;
+    Start();
+    if (registry->queue_open()) Listen(method, registry, cq);
   }
 
   void Answer(Response response, const Status& status) override {
@@ -79,22 +76,33 @@ class UnaryCall final : public CompletionTag, public ReplySink<Response> {
       delete this;
       return;
     }
-    state_ = State::kAnswering;
     if (status_.ok()) {
-      writer_.Finish(response, status_, this);
+      writer_.Finish(response, status_, Deferrable(&sent_));
     } else {
-      writer_.FinishWithError(status_, this);
+      writer_.FinishWithError(status_, Deferrable(&sent_));
     }
   }
 
  private:
-  enum class State { kListening, kHandling, kAnswering };
+  // The tag of the answer's queue operation.
+  class Sent final : public CompletionTag {
+   public:
+    explicit Sent(UnaryCall* call) : call_(call) {}
+    void Proceed(bool ok) override { call_->Ended(ok); }
+
+   private:
+    UnaryCall* call_;
+  };
 
   UnaryCall(const Method* method, CallRegistry* registry, grpc::ServerCompletionQueue* cq)
       : method_(method), registry_(registry), cq_(cq), writer_(&context_) {}
 
+  void Ended(bool delivered) {
+    registry_->CallEnded(info_, status_, VolumeIdOf(request_), delivered, counted_);
+    delete this;
+  }
+
   void Start() {
-    state_ = State::kHandling;
     info_.method = method_->name;
     info_.request_id = registry_->NextRequestId();
     info_.started = std::chrono::steady_clock::now();
@@ -132,7 +140,7 @@ class UnaryCall final : public CompletionTag, public ReplySink<Response> {
   const Method* method_;
   CallRegistry* registry_;
   grpc::ServerCompletionQueue* cq_;
-  State state_ = State::kListening;
+  Sent sent_{this};
   bool counted_ = false;  // served (not refused): counts as in flight until it ends
   grpc::ServerContext context_;
   Request request_;

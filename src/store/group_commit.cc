@@ -7,7 +7,11 @@
 namespace oxide::store {
 
 GroupCommit::GroupCommit(uv_loop_t* loop, StateDb* db, std::chrono::milliseconds window)
-    : db_(db), window_(window), prepare_(new uv_prepare_t), window_timer_(new uv_timer_t) {
+    : db_(db),
+      window_(window),
+      prepare_(new uv_prepare_t),
+      window_timer_(new uv_timer_t),
+      loop_(loop) {
   uv_prepare_init(loop, prepare_);
   prepare_->data = this;
   uv_timer_init(loop, window_timer_);
@@ -27,11 +31,14 @@ Status GroupCommit::BeginWrite() {
     Status begun = Exec(db_->handle(), "BEGIN IMMEDIATE");
     if (!begun.ok()) return Internal("state database: cannot begin a write: " + begun.message());
     in_transaction_ = true;
-    if (window_.count() > 0) {
-      window_open_ = true;
-      uv_update_time(window_timer_->loop);  // the loop's clock may be a long callback old
-      uv_timer_start(window_timer_, &GroupCommit::OnWindowEnd,
-                     static_cast<uint64_t>(window_.count()), 0);
+    const auto window = static_cast<uint64_t>(window_.count());
+    if (window > 0 && committed_once_) {
+      uv_update_time(loop_);  // the loop's clock may be a long callback old
+      const uint64_t since = uv_now(loop_) - last_commit_ms_;
+      if (since < window) {  // busy: wait for the rest of the window, gathering more writes
+        window_open_ = true;
+        uv_timer_start(window_timer_, &GroupCommit::OnWindowEnd, window - since, 0);
+      }
     }
   }
   Arm();
@@ -41,7 +48,7 @@ Status GroupCommit::BeginWrite() {
 void GroupCommit::OnWindowEnd(uv_timer_t* handle) {
   auto* self = static_cast<GroupCommit*>(handle->data);
   self->window_open_ = false;
-  self->Flush();
+  self->CommitPending(false);
 }
 
 void GroupCommit::WhenDurable(std::function<void(Status)> done) {
@@ -59,17 +66,23 @@ void GroupCommit::OnPrepare(uv_prepare_t* handle) {
   auto* self = static_cast<GroupCommit*>(handle->data);
   // While the window is open, the transaction (and whoever waits for it) waits for its timer.
   if (self->window_open_ && self->in_transaction_) return;
-  self->Flush();
+  self->CommitPending(false);
 }
 
 void GroupCommit::Flush() {
-  if (window_open_) {
-    window_open_ = false;
-    uv_timer_stop(window_timer_);
-  }
+  CommitPending(true);
+}
+
+void GroupCommit::CommitPending(bool force) {
   // Callbacks may write again (an operation's next step); keep going until nothing is pending so
-  // the loop never sleeps on uncommitted writes.
+  // the loop never sleeps on uncommitted writes — unless those writes opened a window, whose
+  // timer commits them (`force`: not even then).
   while (in_transaction_ || !waiting_.empty()) {
+    if (window_open_) {
+      if (!force && in_transaction_) return;  // the timer commits; the prepare handle stays on
+      window_open_ = false;
+      uv_timer_stop(window_timer_);
+    }
     Status committed = Status::Ok();
     if (in_transaction_) {
       in_transaction_ = false;
@@ -83,11 +96,18 @@ void GroupCommit::Flush() {
       }
       ++commits_;
       db_->NoteCommitResult(committed);
+      uv_update_time(loop_);
+      last_commit_ms_ = uv_now(loop_);
+      committed_once_ = true;
     }
     std::vector<std::function<void(Status)>> ready;
     ready.swap(waiting_);
     for (auto& done : ready)
       done(committed);
+  }
+  if (window_open_) {  // nothing left to commit
+    window_open_ = false;
+    uv_timer_stop(window_timer_);
   }
   if (armed_) {
     armed_ = false;

@@ -1,7 +1,10 @@
-// Group commit: the writes the loop thread makes go into one SQLite transaction, committed (one
-// fsync) `window` after its first write — or, with a zero window, just before the loop would wait
-// for I/O again — so that many calls share one fsync. Callers register what must wait for
-// durability (an RPC's answer) with WhenDurable(). Loop thread only.
+// Group commit: the writes the loop thread makes go into one SQLite transaction so that many
+// calls share one fsync. Commits are paced: at most one per `window`. A transaction begun after
+// a quiet spell (the last commit is a window or more ago) commits just before the loop would wait
+// for I/O again; one begun sooner commits when the window since the last commit ends. So an
+// idle plugin answers without delay, and a busy one batches (each write waits < `window`).
+// Callers register what must wait for durability (an RPC's answer) with WhenDurable(). Loop
+// thread only.
 #pragma once
 
 #include <uv.h>
@@ -40,11 +43,16 @@ class GroupCommit {
   static void OnPrepare(uv_prepare_t* handle);
   static void OnWindowEnd(uv_timer_t* handle);
   void Arm();
+  // Commits the open transaction and runs the callbacks waiting for it, again while they write.
+  void CommitPending(bool force);
 
   StateDb* db_;
   std::chrono::milliseconds window_;
-  uv_prepare_t* prepare_;  // heap: freed by its close callback, which may run after us
+  uv_prepare_t* prepare_;     // heap: freed by its close callback, which may run after us
   uv_timer_t* window_timer_;  // likewise
+  uv_loop_t* loop_;
+  uint64_t last_commit_ms_ = 0;  // uv_now() after the last commit
+  bool committed_once_ = false;
   bool window_open_ = false;
   bool in_transaction_ = false;
   bool armed_ = false;

@@ -68,7 +68,8 @@ TEST_F(VolumeStoreTest, WritesOfOneTurnShareOneCommitAndAnswersWaitForIt) {
   EXPECT_TRUE(sqlite3_get_autocommit(db_->handle()) == 0) << "a transaction is open";
   Turn();
   EXPECT_EQ(durable.size(), 50u);
-  for (const Status& s : durable) EXPECT_TRUE(s.ok());
+  for (const Status& s : durable)
+    EXPECT_TRUE(s.ok());
   EXPECT_EQ(commit_->commits() - before, 1u);
   EXPECT_NE(sqlite3_get_autocommit(db_->handle()), 0);
   EXPECT_EQ(Count("SELECT count(*) FROM volumes"), 50);
@@ -95,7 +96,8 @@ TEST_F(VolumeStoreTest, AFailedCommitRollsBackReportsAndMakesHealthFail) {
   ASSERT_TRUE(store_->Put(Row("kept")).ok());
   Turn();
   // A commit hook that refuses turns the COMMIT into a rollback, as a full disk would.
-  sqlite3_commit_hook(db_->handle(), [](void*) { return 1; }, nullptr);
+  sqlite3_commit_hook(
+      db_->handle(), [](void*) { return 1; }, nullptr);
   ASSERT_TRUE(store_->Put(Row("lost")).ok());
   std::optional<Status> outcome;
   commit_->WhenDurable([&](Status s) { outcome = s; });
@@ -232,7 +234,7 @@ TEST(VolumeStoreMigration, ASchemaOneDatabaseIsUpgradedKeepingItsData) {
 namespace oxide::store {
 namespace {
 
-TEST(GroupCommitWindow, WritesWithinTheWindowShareOneCommitAndAnswersWaitForIt) {
+TEST(GroupCommitWindow, IsolatedWriteCommitsAtOnceLaterOnesShareOnePacedCommit) {
   TempDir dir;
   uv_loop_t loop;
   uv_loop_init(&loop);
@@ -242,19 +244,59 @@ TEST(GroupCommitWindow, WritesWithinTheWindowShareOneCommitAndAnswersWaitForIt) 
     GroupCommit commit(&loop, db->get(), std::chrono::milliseconds(300));
     VolumeStore store(db->get(), &commit);
     int durable = 0;
+    // Nothing committed for a window: the write commits at the end of this loop turn.
     ASSERT_TRUE(store.Put(Row("first")).ok());
     commit.WhenDurable([&](Status s) { durable += s.ok(); });
-    uv_run(&loop, UV_RUN_NOWAIT);  // a loop turn ends: the window keeps the transaction open
-    EXPECT_EQ(durable, 0);
-    ASSERT_TRUE(store.Put(Row("second")).ok());  // a later turn joins the same transaction
-    commit.WhenDurable([&](Status s) { durable += s.ok(); });
+    uv_run(&loop, UV_RUN_NOWAIT);
+    EXPECT_EQ(durable, 1);
+    EXPECT_EQ(commit.commits(), 1u);
+    // Within the window of that commit: later writes wait for its end and share one commit.
     auto started = std::chrono::steady_clock::now();
-    while (durable < 2 && std::chrono::steady_clock::now() - started < std::chrono::seconds(5)) {
+    ASSERT_TRUE(store.Put(Row("second")).ok());
+    commit.WhenDurable([&](Status s) { durable += s.ok(); });
+    uv_run(&loop, UV_RUN_NOWAIT);  // a loop turn ends: the window keeps the transaction open
+    EXPECT_EQ(durable, 1);
+    ASSERT_TRUE(store.Put(Row("third")).ok());  // a later turn joins the same transaction
+    commit.WhenDurable([&](Status s) { durable += s.ok(); });
+    while (durable < 3 && std::chrono::steady_clock::now() - started < std::chrono::seconds(5)) {
       uv_run(&loop, UV_RUN_ONCE);
     }
-    EXPECT_EQ(durable, 2);
-    EXPECT_EQ(commit.commits(), 1u);
+    EXPECT_EQ(durable, 3);
+    EXPECT_EQ(commit.commits(), 2u);
     EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(200));
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+}
+
+TEST(GroupCommitWindow, WritesFromCallbacksInsideTheWindowWaitForTheNextCommit) {
+  TempDir dir;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  {
+    auto db = StateDb::Open(dir.File("state.db"));
+    ASSERT_TRUE(db.ok());
+    GroupCommit commit(&loop, db->get(), std::chrono::milliseconds(300));
+    VolumeStore store(db->get(), &commit);
+    bool second_durable = false;
+    ASSERT_TRUE(store.Put(Row("first")).ok());
+    commit.WhenDurable([&](Status s) {
+      ASSERT_TRUE(s.ok());
+      // An operation's next step writes right after its commit: it must not be answered with
+      // that commit's status, and it waits for the paced one.
+      ASSERT_TRUE(store.Put(Row("second")).ok());
+      commit.WhenDurable([&](Status s2) { second_durable = s2.ok(); });
+    });
+    uv_run(&loop, UV_RUN_NOWAIT);
+    EXPECT_EQ(commit.commits(), 1u);
+    EXPECT_FALSE(second_durable);
+    auto started = std::chrono::steady_clock::now();
+    while (!second_durable &&
+           std::chrono::steady_clock::now() - started < std::chrono::seconds(5)) {
+      uv_run(&loop, UV_RUN_ONCE);
+    }
+    EXPECT_TRUE(second_durable);
+    EXPECT_EQ(commit.commits(), 2u);
   }
   uv_run(&loop, UV_RUN_DEFAULT);
   EXPECT_EQ(uv_loop_close(&loop), 0);
