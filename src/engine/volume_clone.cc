@@ -21,30 +21,30 @@ void VolumeEngine::TakeCloneSnapshot(const JobPtr& job, const CreateSpec& spec) 
   backend::SnapshotCreate request{.name = temp,
                                   .description = CloneSourceDescriptionFor(spec.co_name),
                                   .disk = spec.clone_source};
-  oxide_->CreateSnapshot(request, [this, alive = alive_, job, spec,
-                                   temp](StatusOr<Snapshot> created) {
+  oxide_->CreateSnapshot(request, [this, alive = alive_, job, temp](StatusOr<Snapshot> created) {
     if (!*alive) return;
-    if (created.ok()) return CreateFromCloneSnapshot(job, spec, *created, options_.poll_first);
+    if (created.ok()) return CreateFromCloneSnapshot(job, job->spec, *created, options_.poll_first);
     const Status error = created.status();
     if (error.code() == StatusCode::kNotFound) {
-      return Revert(job, NotFound("source volume " + spec.clone_source +
+      return Revert(job, NotFound("source volume " + job->spec.clone_source +
                                   " does not exist: Oxide has no disk with this id"));
     }
     if (error.code() != StatusCode::kAlreadyExists && !OutcomeUnknown(error)) {
       return Revert(job, error);
     }
     // Taken before (an earlier attempt) or unknown: the snapshot itself says.
-    oxide_->GetSnapshot(temp, [this, alive, job, spec, error](StatusOr<Snapshot> found) {
+    oxide_->GetSnapshot(temp, [this, alive, job, error](StatusOr<Snapshot> found) {
       if (!*alive) return;
-      if (!found.ok()) return Revert(job, found.status().code() == StatusCode::kNotFound ? error
-                                                                                         : found.status());
-      if (found->disk_id != spec.clone_source) {
+      if (!found.ok()) {
+        return Revert(job, found.status().code() == StatusCode::kNotFound ? error : found.status());
+      }
+      if (found->disk_id != job->spec.clone_source) {
         // Left by an attempt to clone another volume under this name: Revert deletes it.
         return Revert(job, Unavailable("a temporary snapshot of volume " + found->disk_id +
                                        " was in the way of this clone; it is being removed, "
                                        "retry"));
       }
-      CreateFromCloneSnapshot(job, spec, *found, options_.poll_first);
+      CreateFromCloneSnapshot(job, job->spec, *found, options_.poll_first);
     });
   });
 }
@@ -62,18 +62,17 @@ void VolumeEngine::CreateFromCloneSnapshot(const JobPtr& job, const CreateSpec& 
                                 "Oxide is still taking the temporary snapshot " + snapshot.name +
                                     " for the clone"));
     }
-    return delayed_.RunAfter(delay, [this, job, spec, id = snapshot.id, delay] {
-      oxide_->GetSnapshot(id, [this, alive = alive_, job, spec, delay](StatusOr<Snapshot> now) {
+    return delayed_.RunAfter(delay, [this, job, id = snapshot.id, delay] {
+      oxide_->GetSnapshot(id, [this, alive = alive_, job, delay](StatusOr<Snapshot> now) {
         if (!*alive) return;
         if (!now.ok()) return Revert(job, now.status());
-        CreateFromCloneSnapshot(job, spec, *now, std::min(delay * 2, options_.poll_max));
+        CreateFromCloneSnapshot(job, job->spec, *now, std::min(delay * 2, options_.poll_max));
       });
     });
   }
-  CreateSpec from_snapshot = spec;
-  from_snapshot.snapshot_id = snapshot.id;
-  from_snapshot.size = std::max(spec.size, snapshot.size);
-  SendCreate(job, from_snapshot);
+  job->spec.snapshot_id = snapshot.id;
+  job->spec.size = std::max(spec.size, snapshot.size);
+  SendCreate(job, job->spec);
 }
 
 void VolumeEngine::DropTemporarySnapshot(const std::string& name, Clock::time_point give_up,

@@ -165,6 +165,7 @@ void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint
   if (!job) return;
   job->row_key = spec.disk_name;
   if (!spec.clone_source.empty()) job->temp_snapshot = CloneSnapshotNameFor(spec.co_name);
+  job->spec = spec;
   if (!before) {
     Status put = store_->Put({.disk_name = spec.disk_name,
                               .volume_id = "",
@@ -177,10 +178,10 @@ void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint
   }
   if (before && !before->volume_id.empty()) {
     // Made before: look it up instead of asking Oxide to make it again (NOT_FOUND: not posted).
-    return AfterCommit(job, [this, job, spec] { ConfirmCreate(job, spec, NotFound("")); });
+    return AfterCommit(job, [this, job] { ConfirmCreate(job, NotFound("")); });
   }
-  AfterCommit(job, [this, job, spec] {
-    spec.clone_source.empty() ? SendCreate(job, spec) : TakeCloneSnapshot(job, spec);
+  AfterCommit(job, [this, job] {
+    job->spec.clone_source.empty() ? SendCreate(job, job->spec) : TakeCloneSnapshot(job, job->spec);
   });
 }
 
@@ -190,26 +191,26 @@ void VolumeEngine::SendCreate(const JobPtr& job, const CreateSpec& spec) {
                               .size = spec.size,
                               .block_size = spec.block_size,
                               .snapshot_id = spec.snapshot_id};
-  oxide_->CreateDisk(request, [this, alive = alive_, job, spec](StatusOr<Disk> created) {
+  oxide_->CreateDisk(request, [this, alive = alive_, job](StatusOr<Disk> created) {
     if (!*alive) return;
     if (created.ok()) tracker_.Alias(job->key, created->id);
     Status status = created.status();
     // Created, already there, or unknown: the disk itself says what happened.
     if (status.ok() || status.code() == StatusCode::kAlreadyExists || OutcomeUnknown(status)) {
-      return ConfirmCreate(job, spec, status);
+      return ConfirmCreate(job, status);
     }
     Revert(job, status);
   });
 }
 
-void VolumeEngine::ConfirmCreate(const JobPtr& job, const CreateSpec& spec,
-                                 const Status& create_error) {
+void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) {
   auto settled = [](const Disk& disk) {
     return disk.state.state != "creating" && disk.state.state != "maintenance";
   };
   PollDisk(
-      spec.disk_name, job->give_up, options_.poll_first, settled,
-      [this, job, spec, create_error](StatusOr<Disk> found) {
+      job->spec.disk_name, job->give_up, options_.poll_first, settled,
+      [this, job, create_error](StatusOr<Disk> found) {
+        const CreateSpec& spec = job->spec;
         if (!found.ok() && found.status().code() == StatusCode::kNotFound &&
             create_error.code() == StatusCode::kNotFound) {
           // Recorded as made, but gone: make it again.

@@ -70,6 +70,7 @@ class VolumeEngine {
     std::string row_key;  // disk name of the row this job may have written; removed on a revert
     std::chrono::steady_clock::time_point give_up;
     std::string temp_snapshot;  // a clone's temporary snapshot, deleted before the job completes
+    CreateSpec spec;            // a create's; callbacks read it here rather than keep copies
   };
   using JobPtr = std::shared_ptr<Job>;
 
@@ -90,7 +91,8 @@ class VolumeEngine {
                                const backend::Snapshot& snapshot, std::chrono::milliseconds delay);
   void DropTemporarySnapshot(const std::string& name, std::chrono::steady_clock::time_point give_up,
                              std::chrono::milliseconds delay, std::function<void()> then);
-  void ConfirmCreate(const JobPtr& job, const CreateSpec& spec, const Status& create_error);
+  // Looks the disk of job->spec up until it settles and completes the create from what it is.
+  void ConfirmCreate(const JobPtr& job, const Status& create_error);
   void ContinuePublish(const JobPtr& job, const std::string& volume_id, const std::string& node_id,
                        store::VolumeRow row);
   void ContinueUnpublish(const JobPtr& job, const std::string& volume_id, std::string node_id,
