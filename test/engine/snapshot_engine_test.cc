@@ -34,22 +34,22 @@ class SnapshotEngineTest : public backend_test::BackendTest {
   }
 
   void TearDown() override {
-    engine_.reset();
-    snapshots_.reset();
-    journal_.reset();
-    commit_.reset();
-    db_.reset();
-    uv_run(loop(), UV_RUN_NOWAIT);
+    Close();
     BackendTest::TearDown();
   }
 
-  void Restart() {
+  void Close() {
     engine_.reset();
     snapshots_.reset();
     journal_.reset();
     commit_.reset();
     db_.reset();
     uv_run(loop(), UV_RUN_NOWAIT);
+  }
+
+  // Closes and reopens everything on the same database file (a restart).
+  void Restart() {
+    Close();
     auto opened = oxide::store::StateDb::Open(dir_.File("state.db"));
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     db_ = std::move(*opened);

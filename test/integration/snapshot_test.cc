@@ -78,9 +78,9 @@ class CsiSnapshotTest : public ControllerTest {
     return request;
   }
 
-  // Every snapshot of the project as the simulator has it.
-  std::vector<nlohmann::json> SimSnapshots() {
-    sim_test::Reply reply = api_->get("/v1/snapshots?project=demo&limit=1000");
+  // Every snapshot (or disk) of the project as the simulator has it.
+  std::vector<nlohmann::json> SimList(const std::string& collection) {
+    sim_test::Reply reply = api_->get("/v1/" + collection + "?project=demo&limit=1000");
     EXPECT_EQ(reply.status, 200) << reply.body;
     const nlohmann::json body = reply.json();
     std::vector<nlohmann::json> items;
@@ -88,16 +88,8 @@ class CsiSnapshotTest : public ControllerTest {
       items.push_back(item);
     return items;
   }
-
-  std::vector<nlohmann::json> SimDisksAll() {
-    sim_test::Reply reply = api_->get("/v1/disks?project=demo&limit=1000");
-    EXPECT_EQ(reply.status, 200) << reply.body;
-    const nlohmann::json body = reply.json();
-    std::vector<nlohmann::json> items;
-    for (const auto& item : body["items"])
-      items.push_back(item);
-    return items;
-  }
+  std::vector<nlohmann::json> SimSnapshots() { return SimList("snapshots"); }
+  std::vector<nlohmann::json> SimDisksAll() { return SimList("disks"); }
 
   void Control(const std::string& what, const nlohmann::json& target) {
     sim_test::Reply reply = api_->post("/__sim/" + what, target);
