@@ -1,5 +1,8 @@
 #include "backend/curl_multi_transport.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <mutex>
 #include <vector>
@@ -22,6 +25,8 @@ struct CurlMultiTransport::SocketWatch {
   uv_poll_t poll{};
   curl_socket_t fd = CURL_SOCKET_BAD;
   CurlMultiTransport* owner = nullptr;
+  int events = 0;       // what `poll` waits for now; 0 = stopped
+  bool wanted = false;  // curl waits for `events` (false: an idle connection in curl's pool)
 };
 
 CurlMultiTransport::CurlMultiTransport(uv_loop_t* loop, TransportOptions options)
@@ -59,25 +64,33 @@ CurlMultiTransport::~CurlMultiTransport() {
   for (CURL* easy : idle_easy_)
     curl_easy_cleanup(easy);
   idle_easy_.clear();
-  curl_multi_cleanup(multi_);  // closes cached connections (may report CURL_POLL_REMOVE)
-  for (SocketWatch* watch : std::vector<SocketWatch*>(watches_.begin(), watches_.end()))
+  curl_multi_cleanup(multi_);  // closes cached connections through OnCloseSocket
+  std::vector<SocketWatch*> left;
+  for (const auto& [fd, watch] : watches_)
+    left.push_back(watch);
+  for (SocketWatch* watch : left)
     StopWatching(watch);
   auto free_timer = [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); };
   uv_close(reinterpret_cast<uv_handle_t*>(timer_), free_timer);
   uv_close(reinterpret_cast<uv_handle_t*>(deferred_), free_timer);
 }
 
+size_t CurlMultiTransport::idle_connections_armed() const {
+  return static_cast<size_t>(std::count_if(watches_.begin(), watches_.end(), [](const auto& entry) {
+    return !entry.second->wanted && entry.second->events != 0;
+  }));
+}
+
 void CurlMultiTransport::Send(HttpRequest request, HttpCallback done) {
-  auto transfer = std::make_unique<CurlTransfer>();
-  transfer->request = std::move(request);
-  transfer->done = std::move(done);
-  queue_.push_back(std::move(transfer));
+  queue_.push_back({std::move(request), std::move(done)});
   StartQueued();
 }
 
 void CurlMultiTransport::StartQueued() {
   while (active_.size() < options_.max_in_flight && !queue_.empty()) {
-    std::unique_ptr<CurlTransfer> transfer = std::move(queue_.front());
+    auto transfer = std::make_unique<CurlTransfer>();
+    transfer->request = std::move(queue_.front().request);
+    transfer->done = std::move(queue_.front().done);
     queue_.pop_front();
     CURL* reuse = nullptr;
     if (!idle_easy_.empty()) {
@@ -85,6 +98,12 @@ void CurlMultiTransport::StartQueued() {
       idle_easy_.pop_back();
     }
     bool started = transfer->Prepare(options_, headers_, reuse);
+    if (started) {
+      curl_easy_setopt(transfer->easy, CURLOPT_OPENSOCKETFUNCTION, &OnOpenSocket);
+      curl_easy_setopt(transfer->easy, CURLOPT_OPENSOCKETDATA, this);
+      curl_easy_setopt(transfer->easy, CURLOPT_CLOSESOCKETFUNCTION, &OnCloseSocket);
+      curl_easy_setopt(transfer->easy, CURLOPT_CLOSESOCKETDATA, this);
+    }
     if (started && curl_multi_add_handle(multi_, transfer->easy) != CURLM_OK) {
       started = false;
       transfer->response.transport_error = TransportError::kOther;
@@ -100,39 +119,73 @@ void CurlMultiTransport::StartQueued() {
   }
 }
 
-int CurlMultiTransport::OnSocket(CURL*, curl_socket_t fd, int what, void* self, void* watch_ptr) {
+int CurlMultiTransport::OnSocket(CURL*, curl_socket_t fd, int what, void* self, void*) {
   auto* transport = static_cast<CurlMultiTransport*>(self);
-  auto* watch = static_cast<SocketWatch*>(watch_ptr);
+  auto found = transport->watches_.find(fd);
+  SocketWatch* watch = found == transport->watches_.end() ? nullptr : found->second;
   if (what == CURL_POLL_REMOVE) {
-    if (watch != nullptr) {
-      curl_multi_assign(transport->multi_, fd, nullptr);
-      transport->StopWatching(watch);
-    }
+    if (watch == nullptr) return 0;
+    watch->wanted = false;
+    if (!transport->connection_sockets_.contains(fd)) {
+      transport->StopWatching(watch);  // we would not hear of its closing: let it go now
+    } else if (watch->events != UV_READABLE) {
+      transport->Arm(watch, 0);
+    }  // else an idle connection stays armed for reading until OnCloseSocket (see OnPoll)
     return 0;
   }
-  if (watch == nullptr) {
-    watch = new SocketWatch;
-    watch->fd = fd;
-    watch->owner = transport;
-    if (uv_poll_init_socket(transport->loop_, &watch->poll, fd) != 0) {
-      delete watch;
-      log::Error("cannot watch a socket of the Oxide API client");
-      return -1;
-    }
-    watch->poll.data = watch;
-    transport->watches_.insert(watch);
-    curl_multi_assign(transport->multi_, fd, watch);
-  }
+  if (watch == nullptr && (watch = transport->WatchFor(fd)) == nullptr) return -1;
   int events = 0;
   if (what & CURL_POLL_IN) events |= UV_READABLE;
   if (what & CURL_POLL_OUT) events |= UV_WRITABLE;
-  uv_poll_start(&watch->poll, events, &CurlMultiTransport::OnPoll);
+  watch->wanted = true;
+  transport->Arm(watch, events);
   return 0;
 }
 
+curl_socket_t CurlMultiTransport::OnOpenSocket(void* self, curlsocktype,
+                                               curl_sockaddr* address) {
+  auto* transport = static_cast<CurlMultiTransport*>(self);
+  const curl_socket_t fd =
+      socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+  if (fd != CURL_SOCKET_BAD) transport->connection_sockets_.insert(fd);
+  return fd;
+}
+
+int CurlMultiTransport::OnCloseSocket(void* self, curl_socket_t fd) {
+  auto* transport = static_cast<CurlMultiTransport*>(self);
+  transport->connection_sockets_.erase(fd);
+  auto found = transport->watches_.find(fd);
+  if (found != transport->watches_.end()) transport->StopWatching(found->second);
+  return close(fd);
+}
+
+CurlMultiTransport::SocketWatch* CurlMultiTransport::WatchFor(curl_socket_t fd) {
+  auto watch = std::make_unique<SocketWatch>();
+  watch->fd = fd;
+  watch->owner = this;
+  if (uv_poll_init_socket(loop_, &watch->poll, fd) != 0) {
+    log::Error("cannot watch a socket of the Oxide API client");
+    return nullptr;
+  }
+  watch->poll.data = watch.get();
+  watches_.emplace(fd, watch.get());
+  return watch.release();
+}
+
+// uv_poll_start always removes the socket from epoll and adds it again, so it is only called
+// when the events change.
+void CurlMultiTransport::Arm(SocketWatch* watch, int events) {
+  if (events == watch->events) return;
+  if (events == 0) {
+    uv_poll_stop(&watch->poll);
+  } else {
+    uv_poll_start(&watch->poll, events, &CurlMultiTransport::OnPoll);
+  }
+  watch->events = events;
+}
+
 void CurlMultiTransport::StopWatching(SocketWatch* watch) {
-  watches_.erase(watch);
-  uv_poll_stop(&watch->poll);
+  watches_.erase(watch->fd);
   uv_close(reinterpret_cast<uv_handle_t*>(&watch->poll),
            [](uv_handle_t* h) { delete static_cast<SocketWatch*>(h->data); });
 }
@@ -154,6 +207,12 @@ void CurlMultiTransport::OnTimer(uv_timer_t* timer) {
 
 void CurlMultiTransport::OnPoll(uv_poll_t* poll, int status, int events) {
   auto* watch = static_cast<SocketWatch*>(poll->data);
+  if (!watch->wanted) {
+    // An idle connection turned readable: the server closed it. curl notices when it next
+    // looks at the connection; until then there is nothing to wake up for.
+    watch->owner->Arm(watch, 0);
+    return;
+  }
   int flags = 0;
   if (status < 0) flags |= CURL_CSELECT_ERR;
   if (events & UV_READABLE) flags |= CURL_CSELECT_IN;

@@ -1,8 +1,9 @@
 // HttpTransport on ONE libcurl multi handle driven by the libuv loop (curl's multi-uv pattern):
 // a uv_poll_t per socket curl asks about, one uv_timer_t for curl's timeout, a cap on transfers
 // in flight with a FIFO queue behind it, keep-alive reuse. Finished easy handles are reset and
-// kept (at most max_in_flight) for the next transfers instead of being re-created. Loop thread
-// only; nothing blocks.
+// kept (at most max_in_flight) for the next transfers instead of being re-created. A connection's
+// uv_poll_t lives as long as the connection, and stays armed for reading while the connection
+// idles in curl's pool, so reusing it costs no epoll_ctl. Loop thread only; nothing blocks.
 #pragma once
 
 #include <curl/curl.h>
@@ -13,6 +14,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -37,11 +39,15 @@ class CurlMultiTransport : public HttpTransport {
   size_t max_in_flight_seen() const { return max_in_flight_seen_; }
   // Connections libcurl has opened so far (reused keep-alive connections are not counted).
   uint64_t connections_opened() const { return connections_opened_; }
+  // Idle keep-alive connections whose socket is still watched (for the server closing it).
+  size_t idle_connections_armed() const;
 
  private:
   struct SocketWatch;
 
   static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* self, void* watch);
+  static curl_socket_t OnOpenSocket(void* self, curlsocktype purpose, curl_sockaddr* address);
+  static int OnCloseSocket(void* self, curl_socket_t fd);
   static int OnTimerChange(CURLM* multi, long timeout_ms, void* self);
   static void OnTimer(uv_timer_t* timer);
   static void OnPoll(uv_poll_t* poll, int status, int events);
@@ -50,6 +56,8 @@ class CurlMultiTransport : public HttpTransport {
   void StartQueued();
   void Act(curl_socket_t fd, int events);
   void FinishDoneTransfers();
+  SocketWatch* WatchFor(curl_socket_t fd);
+  void Arm(SocketWatch* watch, int events);
   void StopWatching(SocketWatch* watch);
 
   uv_loop_t* loop_;
@@ -59,9 +67,14 @@ class CurlMultiTransport : public HttpTransport {
   std::vector<CURL*> idle_easy_;    // reset handles for the next transfers; owned
   uv_timer_t* timer_ = nullptr;     // curl's one timeout timer; heap: freed when closed
   uv_timer_t* deferred_ = nullptr;  // answers requests that could not start, never inline
-  std::unordered_set<SocketWatch*> watches_;
-  std::unordered_set<CurlTransfer*> active_;  // owned
-  std::deque<std::unique_ptr<CurlTransfer>> queue_;
+  std::unordered_map<curl_socket_t, SocketWatch*> watches_;  // by socket; owned
+  std::unordered_set<curl_socket_t> connection_sockets_;  // opened by OnOpenSocket, still open
+  std::unordered_set<CurlTransfer*> active_;               // owned
+  struct Waiting {
+    HttpRequest request;
+    HttpCallback done;
+  };
+  std::deque<Waiting> queue_;  // no CurlTransfer (buffers, error text) until it starts
   std::deque<std::unique_ptr<CurlTransfer>> failed_to_start_;  // answered from the timer
   size_t max_in_flight_seen_ = 0;
   uint64_t connections_opened_ = 0;

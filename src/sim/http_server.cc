@@ -145,7 +145,7 @@ bool HttpServer::start(const Options& options, Handler handler, std::string* err
       MHD_OPTION_URI_LOG_CALLBACK, &Internals::on_uri, this, MHD_OPTION_UNESCAPE_CALLBACK,
       &Internals::keep_escaped, this, MHD_OPTION_NOTIFY_COMPLETED, &Internals::on_completed, this,
       MHD_OPTION_SOCK_ADDR, &address, MHD_OPTION_CONNECTION_LIMIT, options.connection_limit,
-      MHD_OPTION_CONNECTION_TIMEOUT, 300U, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
+      MHD_OPTION_CONNECTION_TIMEOUT, options.idle_timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
       MHD_OPTION_HTTPS_MEM_CERT, tls ? options.tls_cert_pem->c_str() : nullptr,
       MHD_OPTION_HTTPS_MEM_KEY, tls ? options.tls_key_pem->c_str() : nullptr, MHD_OPTION_END);
   if (daemon_ == nullptr) {

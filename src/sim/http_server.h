@@ -37,6 +37,7 @@ class HttpServer {
     std::optional<std::string> tls_key_pem;
     size_t max_body_bytes = 1024 * 1024;
     unsigned connection_limit = 4096;
+    unsigned idle_timeout_s = 300;  // a keep-alive connection idle this long is closed
   };
   using Handler = std::function<void(HttpRequest&&, Responder)>;
 

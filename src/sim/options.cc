@@ -57,6 +57,7 @@ The chosen port is printed alone on the first stdout line. Listens on 127.0.0.1 
                            operationId (disk_create, ...), "*", "/path/prefix" or
                            "METHOD /path/prefix"; keys: 500, 503, 429 (rates 0..1), drop (rate),
                            retry_after_s, latency_ms, jitter_ms. Repeatable.
+  --idle-timeout-s N       close keep-alive connections idle for N seconds (default 300)
   --reject-unknown-fields  400 on unknown JSON body fields (the real API ignores them)
   --guest-backing-dir DIR  enable guest device emulation (needs root): sparse backing files
                            <DIR>/<disk-id>.img and loop devices for guest-visible disks
@@ -110,6 +111,11 @@ ParseOutcome parse_options(int argc, char** argv, SimOptions* options) {
         options->fault_seed = to_number(flag, value());
       } else if (flag == "--fault") {
         options->fault_rules.push_back(Faults::rule_from_flag(value()));
+      } else if (flag == "--idle-timeout-s") {
+        const uint64_t seconds = to_number(flag, value());
+        if (seconds < 1 || seconds > 86400)
+          throw std::invalid_argument("--idle-timeout-s must be between 1 and 86400");
+        options->idle_timeout_s = static_cast<unsigned>(seconds);
       } else if (flag == "--reject-unknown-fields") {
         options->reject_unknown_fields = true;
       } else if (flag == "--guest-backing-dir") {

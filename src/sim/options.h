@@ -25,6 +25,7 @@ struct SimOptions {
   std::vector<FaultRule> fault_rules;
   std::string guest_sysfs_root, guest_backing_dir;
   bool reject_unknown_fields = false;
+  unsigned idle_timeout_s = 300;
 };
 
 enum class ParseOutcome { kRun, kExitOk, kExitError };

@@ -52,6 +52,7 @@ bool Simulator::start(std::string* error) {
 
   HttpServer::Options server_options;
   server_options.port = options_.port;
+  server_options.idle_timeout_s = options_.idle_timeout_s;
   if (!options_.tls_cert_file.empty()) {
     server_options.tls_cert_pem = read_file(options_.tls_cert_file);
     server_options.tls_key_pem = read_file(options_.tls_key_file);

@@ -74,6 +74,38 @@ TEST_F(TransportTest, SequentialRequestsReuseOneConnection) {
   EXPECT_LE(curl->connections_opened(), 2U);
 }
 
+// A connection idling in libcurl's pool stays armed for reading, so reusing it costs no
+// epoll_ctl; when the server closes it, the loop must not keep waking up for the closed socket,
+// and the next request must open a new connection and succeed.
+class IdleTimeoutTransportTest : public TransportTest {
+ public:
+  std::vector<std::string> sim_args() const override { return {"--idle-timeout-s", "1"}; }
+};
+
+TEST_F(IdleTimeoutTransportTest, AConnectionTheServerClosesWhileIdleIsReplacedWithoutSpinning) {
+  CurlMultiTransport* curl = BuildWith(DefaultConfig().transport);
+  EXPECT_EQ(GetDisk("pv-x").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(curl->connections_opened(), 1U);
+  EXPECT_EQ(curl->idle_connections_armed(), 1U);
+
+  uv_check_t turns_counter;
+  uv_check_init(loop(), &turns_counter);
+  static int turns = 0;
+  turns = 0;
+  uv_check_start(&turns_counter, [](uv_check_t*) { ++turns; });
+  const auto until = Clock::now() + std::chrono::milliseconds(2500);  // the sim closes at ~1 s
+  RunUntil([&] { return Clock::now() >= until; }, std::chrono::seconds(5));
+  uv_close(reinterpret_cast<uv_handle_t*>(&turns_counter), nullptr);
+  uv_run(loop(), UV_RUN_NOWAIT);
+  // RunUntil's own 10 ms tick makes ~250 turns; a socket left armed after the server closed it
+  // would make tens of thousands.
+  EXPECT_LT(turns, 1000) << "the loop kept waking up for the closed connection";
+  EXPECT_EQ(curl->idle_connections_armed(), 0U) << "the closed connection is still watched";
+
+  EXPECT_EQ(GetDisk("pv-x").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(curl->connections_opened(), 2U);
+}
+
 TEST_F(TransportTest, ConnectionsPerHostAreCapped) {
   SetFaults({{{"operation", "disk_view"}, {"latency_ms", 100}}});
   TransportOptions options = DefaultConfig().transport;
