@@ -52,8 +52,10 @@ void RetryingTransport::Send(HttpRequest request, HttpCallback done) {
 
 void RetryingTransport::Try(std::shared_ptr<Attempt> attempt) {
   ++attempt->number;
-  HttpRequest copy = attempt->request;
-  inner_->Send(std::move(copy),
+  // A request that is never repeated gives its strings away (method and idempotent stay, which
+  // is all the retry policy reads of it); one that may be repeated keeps them for the next try.
+  HttpRequest sent = attempt->request.idempotent ? attempt->request : std::move(attempt->request);
+  inner_->Send(std::move(sent),
                [this, attempt](HttpResponse response) { OnAnswer(attempt, std::move(response)); });
 }
 

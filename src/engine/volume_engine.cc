@@ -88,7 +88,7 @@ VolumeEngine::JobPtr VolumeEngine::StartJob(const std::string& key, const std::s
   auto job = std::make_shared<Job>();
   job->key = key;
   job->kind = kind;
-  job->before = std::move(before);
+  if (before) job->before = std::make_unique<store::VolumeRow>(std::move(*before));
   job->give_up = Clock::now() + options_.operation_limit;
   StatusOr<int64_t> op = store_->BeginOperation(kind, key, args);
   if (!op.ok()) {
@@ -137,7 +137,8 @@ void VolumeEngine::Complete(const JobPtr& job, const OperationResult& result,
 void VolumeEngine::Revert(const JobPtr& job, const Status& error) {
   // Back to the stable state the operation started from; a row that was itself transitional (a
   // create that never finished) is dropped: the next call starts over from what Oxide has.
-  std::optional<store::VolumeRow> restore = job->before;
+  std::optional<store::VolumeRow> restore;
+  if (job->before) restore = *job->before;
   if (restore && !IsStable(VolumeStateFromName(restore->state).value_or(VolumeState::kCreating))) {
     job->row_key = restore->disk_name;
     job->before.reset();
@@ -236,7 +237,8 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) 
                                        json(spec.co_name).dump() +
                                        (owner ? " (it belongs to " + json(*owner).dump() + ")"
                                               : " (it was not made by this plugin)"));
-          return Complete(job, clash, kFailed, job->before);
+          return Complete(job, clash, kFailed,
+                          job->before ? std::optional(*job->before) : std::nullopt);
         }
         if (disk.state.state == "faulted") {
           return Complete(job,

@@ -66,7 +66,7 @@ class VolumeEngine {
     std::string key;
     std::string kind;
     int64_t op_id = 0;
-    std::optional<store::VolumeRow> before;
+    std::unique_ptr<store::VolumeRow> before;  // heap: most creates have none
     std::string row_key;  // disk name of the row this job may have written; removed on a revert
     std::chrono::steady_clock::time_point give_up;
     std::string temp_snapshot;  // a clone's temporary snapshot, deleted before the job completes
