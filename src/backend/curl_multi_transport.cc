@@ -142,8 +142,7 @@ int CurlMultiTransport::OnSocket(CURL*, curl_socket_t fd, int what, void* self, 
   return 0;
 }
 
-curl_socket_t CurlMultiTransport::OnOpenSocket(void* self, curlsocktype,
-                                               curl_sockaddr* address) {
+curl_socket_t CurlMultiTransport::OnOpenSocket(void* self, curlsocktype, curl_sockaddr* address) {
   auto* transport = static_cast<CurlMultiTransport*>(self);
   const curl_socket_t fd =
       socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);

@@ -68,8 +68,8 @@ class CurlMultiTransport : public HttpTransport {
   uv_timer_t* timer_ = nullptr;     // curl's one timeout timer; heap: freed when closed
   uv_timer_t* deferred_ = nullptr;  // answers requests that could not start, never inline
   std::unordered_map<curl_socket_t, SocketWatch*> watches_;  // by socket; owned
-  std::unordered_set<curl_socket_t> connection_sockets_;  // opened by OnOpenSocket, still open
-  std::unordered_set<CurlTransfer*> active_;               // owned
+  std::unordered_set<curl_socket_t> connection_sockets_;     // opened by OnOpenSocket, still open
+  std::unordered_set<CurlTransfer*> active_;                 // owned
   struct Waiting {
     HttpRequest request;
     HttpCallback done;

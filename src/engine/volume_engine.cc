@@ -30,7 +30,6 @@ bool IsAttached(const Disk& disk) {
          disk.state.state == "detaching";
 }
 
-
 std::string GiB(uint64_t bytes) {
   constexpr uint64_t kGiB = 1ull << 30;
   if (bytes % kGiB == 0) return std::to_string(bytes / kGiB) + " GiB";
@@ -67,7 +66,6 @@ store::VolumeRow RowFromDisk(const Disk& disk, const std::string& co_name) {
   }
   return row;
 }
-
 
 VolumeEngine::VolumeEngine(uv_loop_t* loop, backend::OxideClient* oxide, store::VolumeStore* store,
                            store::GroupCommit* commit, EngineOptions options)
@@ -114,10 +112,9 @@ void VolumeEngine::Complete(const JobPtr& job, const OperationResult& result,
                             const char* journal_state, const std::optional<store::VolumeRow>& row) {
   if (!job->temp_snapshot.empty()) {
     std::string temp = std::exchange(job->temp_snapshot, "");
-    return DropTemporarySnapshot(temp, job->give_up, options_.poll_first,
-                                 [this, job, result, journal_state, row] {
-                                   Complete(job, result, journal_state, row);
-                                 });
+    return DropTemporarySnapshot(
+        temp, job->give_up, options_.poll_first,
+        [this, job, result, journal_state, row] { Complete(job, result, journal_state, row); });
   }
   std::string remove = job->before ? job->before->disk_name : job->row_key;
   Status written = row ? store_->Put(*row) : remove.empty() ? Status::Ok() : store_->Remove(remove);
@@ -571,8 +568,8 @@ void VolumeEngine::FinishRecovery(const store::OperationRow& entry, const char* 
   if (!temp.empty()) {
     store::OperationRow without = entry;
     without.args = json::object().dump();
-    return DropTemporarySnapshot(temp, Clock::now() + options_.operation_limit,
-                                 options_.poll_first, [this, without, journal_state, row, key] {
+    return DropTemporarySnapshot(temp, Clock::now() + options_.operation_limit, options_.poll_first,
+                                 [this, without, journal_state, row, key] {
                                    FinishRecovery(without, journal_state, row, key);
                                  });
   }
