@@ -146,7 +146,12 @@ curl_socket_t CurlMultiTransport::OnOpenSocket(void* self, curlsocktype, curl_so
   auto* transport = static_cast<CurlMultiTransport*>(self);
   const curl_socket_t fd =
       socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-  if (fd != CURL_SOCKET_BAD) transport->connection_sockets_.insert(fd);
+  if (fd == CURL_SOCKET_BAD) return fd;
+  // A watch still filed under this number belongs to a socket closed behind our back: libuv
+  // would take it for this socket's registration, so it goes first.
+  auto stale = transport->watches_.find(fd);
+  if (stale != transport->watches_.end()) transport->StopWatching(stale->second);
+  transport->connection_sockets_.insert(fd);
   return fd;
 }
 
