@@ -1,13 +1,13 @@
 // The controller's tables on a real SQLite file: migration from schema 1, group commit (one
 // transaction per loop turn, callbacks after the commit, a failed commit rolls back and reports),
 // volume rows and the operation journal.
-#include "store/snapshot_store.h"
 #include "store/volume_store.h"
 
 #include <gtest/gtest.h>
 #include <uv.h>
 
 #include "store/group_commit.h"
+#include "store/snapshot_store.h"
 #include "support/temp_dir.h"
 
 namespace oxide::store {
@@ -234,72 +234,81 @@ TEST(VolumeStoreMigration, ASchemaOneDatabaseIsUpgradedKeepingItsData) {
 namespace oxide::store {
 namespace {
 
-TEST(GroupCommitWindow, IsolatedWriteCommitsAtOnceLaterOnesShareOnePacedCommit) {
-  TempDir dir;
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  {
-    auto db = StateDb::Open(dir.File("state.db"));
+// A store whose group commit paces commits 300 ms apart, on a loop the test turns by hand.
+class GroupCommitWindow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    uv_loop_init(&loop_);
+    auto db = StateDb::Open(dir_.File("state.db"));
     ASSERT_TRUE(db.ok());
-    GroupCommit commit(&loop, db->get(), std::chrono::milliseconds(300));
-    VolumeStore store(db->get(), &commit);
-    int durable = 0;
-    // Nothing committed for a window: the write commits at the end of this loop turn.
-    ASSERT_TRUE(store.Put(Row("first")).ok());
-    commit.WhenDurable([&](Status s) { durable += s.ok(); });
-    uv_run(&loop, UV_RUN_NOWAIT);
-    EXPECT_EQ(durable, 1);
-    EXPECT_EQ(commit.commits(), 1u);
-    // Within the window of that commit: later writes wait for its end and share one commit.
-    auto started = std::chrono::steady_clock::now();
-    ASSERT_TRUE(store.Put(Row("second")).ok());
-    commit.WhenDurable([&](Status s) { durable += s.ok(); });
-    uv_run(&loop, UV_RUN_NOWAIT);  // a loop turn ends: the window keeps the transaction open
-    EXPECT_EQ(durable, 1);
-    ASSERT_TRUE(store.Put(Row("third")).ok());  // a later turn joins the same transaction
-    commit.WhenDurable([&](Status s) { durable += s.ok(); });
-    while (durable < 3 && std::chrono::steady_clock::now() - started < std::chrono::seconds(5)) {
-      uv_run(&loop, UV_RUN_ONCE);
-    }
-    EXPECT_EQ(durable, 3);
-    EXPECT_EQ(commit.commits(), 2u);
-    EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(200));
+    db_ = std::move(*db);
+    commit_ = std::make_unique<GroupCommit>(&loop_, db_.get(), std::chrono::milliseconds(300));
+    store_ = std::make_unique<VolumeStore>(db_.get(), commit_.get());
   }
-  uv_run(&loop, UV_RUN_DEFAULT);
-  EXPECT_EQ(uv_loop_close(&loop), 0);
+  void TearDown() override {
+    store_.reset();
+    commit_.reset();
+    db_.reset();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    EXPECT_EQ(uv_loop_close(&loop_), 0);
+  }
+
+  TempDir dir_;
+  uv_loop_t loop_{};
+  std::unique_ptr<StateDb> db_;
+  std::unique_ptr<GroupCommit> commit_;
+  std::unique_ptr<VolumeStore> store_;
+};
+
+TEST_F(GroupCommitWindow, IsolatedWriteCommitsAtOnceLaterOnesShareOnePacedCommit) {
+  GroupCommit& commit = *commit_;
+  VolumeStore& store = *store_;
+  uv_loop_t& loop = loop_;
+  int durable = 0;
+  // Nothing committed for a window: the write commits at the end of this loop turn.
+  ASSERT_TRUE(store.Put(Row("first")).ok());
+  commit.WhenDurable([&](Status s) { durable += s.ok(); });
+  uv_run(&loop, UV_RUN_NOWAIT);
+  EXPECT_EQ(durable, 1);
+  EXPECT_EQ(commit.commits(), 1u);
+  // Within the window of that commit: later writes wait for its end and share one commit.
+  auto started = std::chrono::steady_clock::now();
+  ASSERT_TRUE(store.Put(Row("second")).ok());
+  commit.WhenDurable([&](Status s) { durable += s.ok(); });
+  uv_run(&loop, UV_RUN_NOWAIT);  // a loop turn ends: the window keeps the transaction open
+  EXPECT_EQ(durable, 1);
+  ASSERT_TRUE(store.Put(Row("third")).ok());  // a later turn joins the same transaction
+  commit.WhenDurable([&](Status s) { durable += s.ok(); });
+  while (durable < 3 && std::chrono::steady_clock::now() - started < std::chrono::seconds(5)) {
+    uv_run(&loop, UV_RUN_ONCE);
+  }
+  EXPECT_EQ(durable, 3);
+  EXPECT_EQ(commit.commits(), 2u);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(200));
 }
 
-TEST(GroupCommitWindow, WritesFromCallbacksInsideTheWindowWaitForTheNextCommit) {
-  TempDir dir;
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  {
-    auto db = StateDb::Open(dir.File("state.db"));
-    ASSERT_TRUE(db.ok());
-    GroupCommit commit(&loop, db->get(), std::chrono::milliseconds(300));
-    VolumeStore store(db->get(), &commit);
-    bool second_durable = false;
-    ASSERT_TRUE(store.Put(Row("first")).ok());
-    commit.WhenDurable([&](Status s) {
-      ASSERT_TRUE(s.ok());
-      // An operation's next step writes right after its commit: it must not be answered with
-      // that commit's status, and it waits for the paced one.
-      ASSERT_TRUE(store.Put(Row("second")).ok());
-      commit.WhenDurable([&](Status s2) { second_durable = s2.ok(); });
-    });
-    uv_run(&loop, UV_RUN_NOWAIT);
-    EXPECT_EQ(commit.commits(), 1u);
-    EXPECT_FALSE(second_durable);
-    auto started = std::chrono::steady_clock::now();
-    while (!second_durable &&
-           std::chrono::steady_clock::now() - started < std::chrono::seconds(5)) {
-      uv_run(&loop, UV_RUN_ONCE);
-    }
-    EXPECT_TRUE(second_durable);
-    EXPECT_EQ(commit.commits(), 2u);
+TEST_F(GroupCommitWindow, WritesFromCallbacksInsideTheWindowWaitForTheNextCommit) {
+  GroupCommit& commit = *commit_;
+  VolumeStore& store = *store_;
+  uv_loop_t& loop = loop_;
+  bool second_durable = false;
+  ASSERT_TRUE(store.Put(Row("first")).ok());
+  commit.WhenDurable([&](Status s) {
+    ASSERT_TRUE(s.ok());
+    // An operation's next step writes right after its commit: it must not be answered with
+    // that commit's status, and it waits for the paced one.
+    ASSERT_TRUE(store.Put(Row("second")).ok());
+    commit.WhenDurable([&](Status s2) { second_durable = s2.ok(); });
+  });
+  uv_run(&loop, UV_RUN_NOWAIT);
+  EXPECT_EQ(commit.commits(), 1u);
+  EXPECT_FALSE(second_durable);
+  auto started = std::chrono::steady_clock::now();
+  while (!second_durable && std::chrono::steady_clock::now() - started < std::chrono::seconds(5)) {
+    uv_run(&loop, UV_RUN_ONCE);
   }
-  uv_run(&loop, UV_RUN_DEFAULT);
-  EXPECT_EQ(uv_loop_close(&loop), 0);
+  EXPECT_TRUE(second_durable);
+  EXPECT_EQ(commit.commits(), 2u);
 }
 
 }  // namespace
