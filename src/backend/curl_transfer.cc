@@ -85,6 +85,14 @@ size_t OnHeader(char* data, size_t size, size_t count, void* self) {
   return size * count;
 }
 
+// libcurl runs this before every send of a request, including the one resend it makes by itself
+// when a REUSED connection closes before any answer byte (the server may have processed the
+// request, then the connection died). A request that must never be repeated aborts there.
+int OnPrerequest(void* self, char*, char*, int, int) {
+  auto* t = static_cast<CurlTransfer*>(self);
+  return t->sends++ == 0 ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT;
+}
+
 }  // namespace
 
 CurlHeaders::CurlHeaders(const TransportOptions& options)
@@ -156,10 +164,10 @@ bool CurlTransfer::Prepare(const TransportOptions& options, const CurlHeaders& h
     case HttpMethod::kGet:
       break;
     case HttpMethod::kPost:
-      // libcurl silently resends a request once when a REUSED connection closes before any
-      // answer byte (e.g. the server processed it, then the connection died). For a request
-      // that must never be repeated, a fresh connection turns that case into an error instead.
-      if (!r.idempotent) curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+      if (!r.idempotent) {
+        curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &OnPrerequest);
+        curl_easy_setopt(e, CURLOPT_PREREQDATA, this);
+      }
       curl_easy_setopt(e, CURLOPT_POST, 1L);
       curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(r.body.size()));
       curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body.c_str());  // `r` outlives the transfer
@@ -185,6 +193,13 @@ void CurlTransfer::Finish(CURLcode result) {
     return;
   }
   response.status = 0;
+  if (result == CURLE_ABORTED_BY_CALLBACK && sends > 1) {
+    response.transport_error = TransportError::kConnect;
+    response.transport_message =
+        "the connection closed before Oxide answered; the request was not resent, as it must "
+        "not be repeated (Oxide may have processed it)";
+    return;
+  }
   response.transport_error = ClassifyCurlError(result);
   response.transport_message = error[0] != '\0' ? error : curl_easy_strerror(result);
 }

@@ -54,6 +54,7 @@ struct CurlTransfer {
   std::string url;
   HttpResponse response;
   char error[CURL_ERROR_SIZE] = {};
+  int sends = 0;  // times libcurl was about to send the request (see OnPrerequest)
 
   CurlTransfer() = default;
   ~CurlTransfer();
