@@ -23,6 +23,13 @@ VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit) : db_(db), commit_(co
   find_by_name_ = Statement(h, volumes + "WHERE disk_name = ?1");
   find_by_id_ = Statement(h, volumes + "WHERE volume_id = ?1");
   all_ = Statement(h, volumes + "ORDER BY disk_name");
+  // A volume keeps its disk name and, once Oxide made the disk, its UUID; most writes change
+  // only its state. Updating the row in place dirties the one page holding it, where a replace
+  // (delete and insert) also rewrites both indexes: about a third of the WAL pages per commit.
+  update_ = Statement(h,
+                      "UPDATE volumes SET co_name = ?3, size = ?4, block_size = ?5, state = ?6, "
+                      "node_id = ?7, updated_ms = ?8 WHERE disk_name = ?1 AND "
+                      "volume_id IS nullif(?2, '')");
   put_ =
       Statement(h,
                 "INSERT OR REPLACE INTO volumes(disk_name, volume_id, co_name, size, block_size, "
@@ -91,15 +98,20 @@ std::vector<VolumeRow> VolumeStore::AllVolumes() {
 Status VolumeStore::Put(const VolumeRow& row) {
   Status begun = commit_->BeginWrite();
   if (!begun.ok()) return begun;
-  put_.Bind(1, row.disk_name)
-      .Bind(2, row.volume_id)
-      .Bind(3, row.co_name)
-      .Bind(4, static_cast<int64_t>(row.size))
-      .Bind(5, static_cast<int64_t>(row.block_size))
-      .Bind(6, row.state)
-      .Bind(7, row.node_id)
-      .Bind(8, NowMs());
-  return put_.Run(db_->handle()).ok() ? Status::Ok() : Failed("record a volume");
+  const int64_t now = NowMs();
+  for (Statement* write : {&update_, &put_}) {
+    write->Bind(1, row.disk_name)
+        .Bind(2, row.volume_id)
+        .Bind(3, row.co_name)
+        .Bind(4, static_cast<int64_t>(row.size))
+        .Bind(5, static_cast<int64_t>(row.block_size))
+        .Bind(6, row.state)
+        .Bind(7, row.node_id)
+        .Bind(8, now);
+    if (!write->Run(db_->handle()).ok()) return Failed("record a volume");
+    if (sqlite3_changes(db_->handle()) > 0) break;  // else a new row, or a new UUID: replace
+  }
+  return Status::Ok();
 }
 
 Status VolumeStore::Remove(const std::string& disk_name) {

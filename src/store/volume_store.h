@@ -61,7 +61,7 @@ class VolumeStore {
 
   StateDb* db_;
   GroupCommit* commit_;
-  Statement find_by_name_, find_by_id_, put_, remove_, all_;
+  Statement find_by_name_, find_by_id_, update_, put_, remove_, all_;
   Statement begin_op_, finish_op_, unfinished_ops_, find_op_, prune_;
 };
 

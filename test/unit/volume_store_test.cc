@@ -139,6 +139,32 @@ TEST_F(VolumeStoreTest, VolumeRowsByNameAndId) {
   EXPECT_EQ(store_->AllVolumes().size(), 2u);
 }
 
+TEST_F(VolumeStoreTest, AStateChangeRewritesTheRowInPlaceAndANewUuidReplacesIt) {
+  const std::string first_id = "11111111-2222-3333-4444-555555555555";
+  const std::string second_id = "66666666-7777-8888-9999-000000000000";
+  ASSERT_TRUE(store_->Put(Row("vol", first_id)).ok());
+  ASSERT_TRUE(store_->Put(Row("later")).ok());  // a replaced row would get a rowid after this one
+  Turn();
+  const std::string rowid_of_vol = "SELECT rowid FROM volumes WHERE disk_name = 'vol'";
+  const int64_t rowid = Count(rowid_of_vol);
+
+  VolumeRow published = Row("vol", first_id);
+  published.state = "PUBLISHED";
+  published.node_id = "node-1";
+  ASSERT_TRUE(store_->Put(published).ok());
+  Turn();
+  EXPECT_EQ(Count(rowid_of_vol), rowid);  // in place: no delete and insert
+  EXPECT_EQ(store_->FindByVolumeId(first_id)->state, "PUBLISHED");
+  EXPECT_EQ(store_->FindByDiskName("vol")->node_id, "node-1");
+
+  ASSERT_TRUE(store_->Put(Row("vol", second_id)).ok());  // the disk was made anew
+  Turn();
+  EXPECT_FALSE(store_->FindByVolumeId(first_id).has_value());
+  ASSERT_TRUE(store_->FindByVolumeId(second_id).has_value());
+  EXPECT_EQ(store_->FindByVolumeId(second_id)->state, "CREATED");
+  EXPECT_EQ(Count("SELECT count(*) FROM volumes"), 2);
+}
+
 TEST_F(VolumeStoreTest, SnapshotRowsByNameIdAndThoseStillCreating) {
   SnapshotStore snapshots(db_.get(), commit_.get());
   SnapshotRow pending{.snapshot_name = "csi-snap-a",
