@@ -98,7 +98,7 @@ void CurlMultiTransport::StartQueued() {
       idle_easy_.pop_back();
     }
     bool started = transfer->Prepare(options_, headers_, reuse);
-    if (started) {
+    if (started && reuse == nullptr) {
       curl_easy_setopt(transfer->easy, CURLOPT_OPENSOCKETFUNCTION, &OnOpenSocket);
       curl_easy_setopt(transfer->easy, CURLOPT_OPENSOCKETDATA, this);
       curl_easy_setopt(transfer->easy, CURLOPT_CLOSESOCKETFUNCTION, &OnCloseSocket);

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "version.h"
 
@@ -118,11 +119,29 @@ CurlTransfer::~CurlTransfer() {
 }
 
 CURL* CurlTransfer::TakeEasy() {
-  CURL* taken = easy;
-  easy = nullptr;
-  if (taken != nullptr) curl_easy_reset(taken);
-  return taken;
+  return std::exchange(easy, nullptr);
 }
+
+namespace {
+
+// Options that are the same for every transfer of a transport: set once per easy handle.
+void SetFixedOptions(CURL* e, const TransportOptions& options, const CurlHeaders& headers) {
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(e, CURLOPT_USERAGENT, headers.user_agent().c_str());  // libcurl copies it
+  curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnBody);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &OnHeader);
+  if (options.insecure) {
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+  } else if (!options.ca_file.empty()) {
+    curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
+  }
+}
+
+}  // namespace
 
 bool CurlTransfer::Prepare(const TransportOptions& options, const CurlHeaders& headers,
                            CURL* reuse) {
@@ -133,6 +152,8 @@ bool CurlTransfer::Prepare(const TransportOptions& options, const CurlHeaders& h
     return false;
   }
   CURL* e = easy;
+  if (reuse == nullptr) SetFixedOptions(e, options, headers);
+  // Every option below is set for each transfer, so none is left over from the handle's last one.
   const HttpRequest& r = request;
   url = options.base_url + r.target;
   curl_slist* header_list = r.body.empty() ? headers.without_body() : headers.with_body();
@@ -140,40 +161,28 @@ bool CurlTransfer::Prepare(const TransportOptions& options, const CurlHeaders& h
   bool ok = header_list != nullptr;
   ok = ok && curl_easy_setopt(e, CURLOPT_URL, url.c_str()) == CURLE_OK;
   curl_easy_setopt(e, CURLOPT_PRIVATE, this);
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, header_list);
-  curl_easy_setopt(e, CURLOPT_USERAGENT, headers.user_agent().c_str());  // libcurl copies it
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::min(timeout, options.connect_timeout).count()));
-  curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnBody);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, this);
-  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &OnHeader);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, this);
-  if (options.insecure) {
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-  } else if (!options.ca_file.empty()) {
-    curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
-  }
+  const bool guard_resend = r.method == HttpMethod::kPost && !r.idempotent;
+  curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, guard_resend ? &OnPrerequest : nullptr);
+  curl_easy_setopt(e, CURLOPT_PREREQDATA, this);
   switch (r.method) {
-    case HttpMethod::kGet:
-      break;
     case HttpMethod::kPost:
-      if (!r.idempotent) {
-        curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &OnPrerequest);
-        curl_easy_setopt(e, CURLOPT_PREREQDATA, this);
-      }
-      curl_easy_setopt(e, CURLOPT_POST, 1L);
+      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, nullptr);
       curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(r.body.size()));
       curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body.c_str());  // `r` outlives the transfer
       break;
+    case HttpMethod::kGet:
     case HttpMethod::kDelete:
-      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+      curl_easy_setopt(e, CURLOPT_POSTFIELDS, nullptr);  // (this one also makes the method POST)
+      curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST,
+                       r.method == HttpMethod::kDelete ? "DELETE" : nullptr);
       break;
   }
   if (!ok) {

@@ -61,11 +61,12 @@ struct CurlTransfer {
   CurlTransfer(const CurlTransfer&) = delete;
   CurlTransfer& operator=(const CurlTransfer&) = delete;
 
-  // Configures `reuse` (a handle reset by curl_easy_reset; it becomes this transfer's) or, when
-  // null, a new easy handle (CURLOPT_PRIVATE = this). False, with `response` describing the
-  // failure, when libcurl refuses.
+  // Configures `reuse` (a handle an earlier transfer of the same transport gave back; it becomes
+  // this transfer's) or, when null, a new easy handle (CURLOPT_PRIVATE = this). False, with
+  // `response` describing the failure, when libcurl refuses.
   bool Prepare(const TransportOptions& options, const CurlHeaders& headers, CURL* reuse);
-  // Hands the easy handle back (reset, for another transfer) instead of freeing it with us.
+  // Hands the easy handle back, options kept, for another transfer instead of freeing it with us
+  // (a reset would free its options and the next transfer would set them all again).
   CURL* TakeEasy();
   // Records the outcome of the finished transfer in `response`.
   void Finish(CURLcode result);

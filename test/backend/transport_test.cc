@@ -74,6 +74,37 @@ TEST_F(TransportTest, SequentialRequestsReuseOneConnection) {
   EXPECT_LE(curl->connections_opened(), 2U);
 }
 
+// One easy handle (in-flight cap 1) carries every kind of request in turn, its options kept
+// between transfers: each must go out with its own method and body, none with the last one's.
+// Creates reuse the kept-alive connection like the rest.
+TEST_F(TransportTest, OneHandleCarriesEveryKindOfRequestInTurnOverOneConnection) {
+  TransportOptions options = DefaultConfig().transport;
+  options.max_in_flight = 1;
+  CurlMultiTransport* curl = BuildWith(options);
+  const std::string node = ControlInstance("node-1", "stopped");
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    ClearRequestLog();
+    auto made = CreateBlankDisk("pv-a");
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    auto attached =
+        Await<Disk>([&](Done<Disk> done) { client().AttachDisk(node, "pv-a", std::move(done)); });
+    ASSERT_TRUE(attached.ok()) << attached.status().ToString();
+    EXPECT_EQ(GetDisk("pv-a")->state.state, "attached");  // a GET after a POST with a body
+    auto detached =
+        Await<Disk>([&](Done<Disk> done) { client().DetachDisk(node, "pv-a", std::move(done)); });
+    ASSERT_TRUE(detached.ok()) << detached.status().ToString();
+    ASSERT_TRUE(AwaitStatus([&](DoneStatus done) { client().DeleteDisk("pv-a", done); }).ok());
+    EXPECT_EQ(GetDisk("pv-a").status().code(), StatusCode::kNotFound);  // a GET after a DELETE
+    EXPECT_EQ(CountRequests("POST", "disk_create"), 1);
+    EXPECT_EQ(CountRequests("POST", "instance_disk_attach"), 1);
+    EXPECT_EQ(CountRequests("POST", "instance_disk_detach"), 1);
+    EXPECT_EQ(CountRequests("DELETE", "disk_delete"), 1);
+    EXPECT_EQ(CountRequests("GET", "disk_view"), 2);
+  }
+  EXPECT_EQ(curl->connections_opened(), 1U);
+}
+
 // A connection idling in libcurl's pool stays armed for reading, so reusing it costs no
 // epoll_ctl; when the server closes it, the loop must not keep waking up for the closed socket,
 // and the next request must open a new connection and succeed.
