@@ -11,7 +11,9 @@ GroupCommit::GroupCommit(uv_loop_t* loop, StateDb* db, std::chrono::milliseconds
       window_(window),
       prepare_(new uv_prepare_t),
       window_timer_(new uv_timer_t),
-      loop_(loop) {
+      loop_(loop),
+      begin_(db->handle(), "BEGIN IMMEDIATE"),
+      commit_(db->handle(), "COMMIT") {
   uv_prepare_init(loop, prepare_);
   prepare_->data = this;
   uv_timer_init(loop, window_timer_);
@@ -28,7 +30,7 @@ GroupCommit::~GroupCommit() {
 
 Status GroupCommit::BeginWrite() {
   if (!in_transaction_) {
-    Status begun = Exec(db_->handle(), "BEGIN IMMEDIATE");
+    Status begun = begin_.Run(db_->handle());
     if (!begun.ok()) return Internal("state database: cannot begin a write: " + begun.message());
     in_transaction_ = true;
     const auto window = static_cast<uint64_t>(window_.count());
@@ -86,7 +88,7 @@ void GroupCommit::CommitPending(bool force) {
     Status committed = Status::Ok();
     if (in_transaction_) {
       in_transaction_ = false;
-      committed = Exec(db_->handle(), "COMMIT");
+      committed = commit_.Run(db_->handle());
       if (!committed.ok()) {
         (void)Exec(db_->handle(), "ROLLBACK");
         committed =

@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+#include "store/sqlite_handle.h"
 #include "store/state_db.h"
 #include "util/status.h"
 
@@ -57,6 +58,7 @@ class GroupCommit {
   bool in_transaction_ = false;
   bool armed_ = false;
   uint64_t commits_ = 0;
+  Statement begin_, commit_;  // prepared once: each write turn runs both
   std::vector<std::function<void(Status)>> waiting_;
 };
 
