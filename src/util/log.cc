@@ -169,9 +169,18 @@ void Write(Level level, std::string_view message, Fields fields) {
 }
 
 std::string Millis(std::chrono::nanoseconds d) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.3f", static_cast<double>(d.count()) / 1e6);
-  return buf;
+  // Integer arithmetic: this runs for every call's log record, and printf's %f is not cheap.
+  const int64_t ns = d.count();
+  const int64_t us = (ns < 0 ? ns - 500 : ns + 500) / 1000;  // rounded to the microsecond
+  const uint64_t magnitude = us < 0 ? 0 - static_cast<uint64_t>(us) : static_cast<uint64_t>(us);
+  std::string text = us < 0 ? "-" : "";
+  text += std::to_string(magnitude / 1000);
+  const auto fraction = static_cast<unsigned>(magnitude % 1000);
+  text += '.';
+  text += static_cast<char>('0' + fraction / 100);
+  text += static_cast<char>('0' + fraction / 10 % 10);
+  text += static_cast<char>('0' + fraction % 10);
+  return text;
 }
 
 }  // namespace oxide::log

@@ -95,5 +95,15 @@ TEST(LogParse, LevelsAndFormats) {
   EXPECT_FALSE(log::ParseFormat("yaml", &format));
 }
 
+TEST(LogMillis, DurationsAreMillisecondsRoundedToTheMicrosecond) {
+  using std::chrono::nanoseconds;
+  EXPECT_EQ(log::Millis(nanoseconds(0)), "0.000");
+  EXPECT_EQ(log::Millis(nanoseconds(1'234'499)), "1.234");
+  EXPECT_EQ(log::Millis(nanoseconds(1'234'500)), "1.235");
+  EXPECT_EQ(log::Millis(nanoseconds(999'999'600)), "1000.000");
+  EXPECT_EQ(log::Millis(nanoseconds(45'000)), "0.045");
+  EXPECT_EQ(log::Millis(nanoseconds(-2'500'000)), "-2.500");
+}
+
 }  // namespace
 }  // namespace oxide
