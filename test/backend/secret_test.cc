@@ -106,5 +106,28 @@ TEST(SecretScrub, AnEchoedTokenIsScrubbed) {
   EXPECT_NE(result->message().find("[REDACTED]"), std::string::npos) << result->ToString();
 }
 
+// Each Oxide call gets a debug record (without the token, as TearDown checks); below debug level
+// none is written, and none is built.
+TEST_F(SecretTest, EachOxideCallIsLoggedAtDebugLevelOnly) {
+  auto records = [&] {
+    std::ifstream in(log_path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string log = text.str();
+    int count = 0;
+    for (size_t at = log.find("oxide api call"); at != std::string::npos;
+         at = log.find("oxide api call", at + 1))
+      ++count;
+    return count;
+  };
+  const int before = records();
+  EXPECT_EQ(GetDisk("pv-missing").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(records(), before + 1);
+  oxide::log::Configure(oxide::log::Level::kInfo, oxide::log::Format::kText);
+  EXPECT_EQ(GetDisk("pv-missing").status().code(), StatusCode::kNotFound);
+  oxide::log::Configure(oxide::log::Level::kDebug, oxide::log::Format::kText);
+  EXPECT_EQ(records(), before + 1);
+}
+
 }  // namespace
 }  // namespace backend_test
