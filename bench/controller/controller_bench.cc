@@ -121,10 +121,12 @@ void RunThroughput(ControllerRig& rig, const Flags& flags) {
                       {.deadline = std::chrono::seconds(120),
                        .concurrency = static_cast<size_t>(flags.concurrency)});
   const double cpu_before = ProcessCpuSeconds(plugin->pid());
+  const ContextSwitches switches_before = ProcessContextSwitches(plugin->pid());
   const auto started = Clock::now();
   bool done = driver.Run(std::chrono::minutes(20));
   const double wall = std::chrono::duration<double>(Clock::now() - started).count();
   const double cpu = ProcessCpuSeconds(plugin->pid()) - cpu_before;
+  const ContextSwitches switches_after = ProcessContextSwitches(plugin->pid());
   const long hwm = ProcessStatusKiB(plugin->pid(), "VmHWM");
   std::map<std::string, int> oxide = TakeRequestLog(rig);
 
@@ -166,6 +168,11 @@ void RunThroughput(ControllerRig& rig, const Flags& flags) {
   }
   std::printf("plugin CPU: %.3f s over the run = %.1f us per RPC\n", cpu,
               rpcs > 0 ? cpu * 1e6 / static_cast<double>(rpcs) : 0.0);
+  const double per_rpc = rpcs > 0 ? 1.0 / static_cast<double>(rpcs) : 0.0;
+  std::printf(
+      "plugin context switches per RPC: %.2f voluntary (waits), %.2f involuntary (preempted)\n",
+      static_cast<double>(switches_after.voluntary - switches_before.voluntary) * per_rpc,
+      static_cast<double>(switches_after.involuntary - switches_before.involuntary) * per_rpc);
   std::printf("plugin peak RSS (VmHWM): %.1f MiB\n", MiB(hwm));
   plugin->Signal(SIGTERM);
   plugin->WaitExit();
@@ -226,7 +233,8 @@ int main(int argc, char** argv) {
   // Extra plugin flags for A/B runs, e.g. OXIDE_BENCH_PLUGIN_ARGS="--commit-window-ms=0".
   if (const char* extra = std::getenv("OXIDE_BENCH_PLUGIN_ARGS")) {
     std::istringstream words(extra);
-    for (std::string word; words >> word;) rig.plugin().args.push_back(word);
+    for (std::string word; words >> word;)
+      rig.plugin().args.push_back(word);
   }
   if (flags.volumes > 0) RunThroughput(rig, flags);
   if (flags.in_flight > 0) RunInFlight(rig, flags);

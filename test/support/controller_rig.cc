@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -128,6 +129,24 @@ long ProcessStatusKiB(pid_t pid, const std::string& field) {
     if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
   }
   return -1;
+}
+
+ContextSwitches ProcessContextSwitches(pid_t pid) {
+  ContextSwitches total;
+  std::error_code error;
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream in(task.path() / "status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {
+        total.voluntary += std::stol(line.substr(line.find(':') + 1));
+      } else if (line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
+        total.involuntary += std::stol(line.substr(line.find(':') + 1));
+      }
+    }
+  }
+  return total;
 }
 
 }  // namespace oxide::testing

@@ -50,4 +50,12 @@ double ProcessCpuSeconds(pid_t pid);
 // A "Vm..." figure of /proc/<pid>/status (e.g. "VmHWM") in KiB; -1 when unreadable.
 long ProcessStatusKiB(pid_t pid, const std::string& field);
 
+// Context switches of a process's live threads so far: voluntary ones (it waited) and
+// involuntary ones (it was preempted, e.g. by a process its send woke on the same CPU).
+struct ContextSwitches {
+  long voluntary = 0;
+  long involuntary = 0;
+};
+ContextSwitches ProcessContextSwitches(pid_t pid);
+
 }  // namespace oxide::testing
