@@ -3,7 +3,8 @@
 // with `creating` and making them ready D ms later. Prints how the calls were answered, when all
 // snapshots were ready (seen in the plugin's log, so the bench adds no Oxide request), the Oxide
 // requests per second while the plugin tracked the uploads, and the plugin's RSS over time.
-// Flags: --snapshots S (500) --ready-delay-ms D (2000) --deadline-ms T (1000: each call's deadline).
+// Flags: --snapshots S (500) --ready-delay-ms D (2000) --deadline-ms T (1000: each call's
+// deadline).
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 
@@ -127,8 +128,8 @@ Answers SnapshotAll(const std::shared_ptr<grpc::Channel>& channel,
         std::chrono::duration<double, std::milli>(Clock::now() - call->started).count());
     if (!call->status.ok()) {
       ++answers.failed;
-      ++answers.errors[std::to_string(call->status.error_code()) + " " +
-                       call->status.error_message()];
+      ++answers
+            .errors[std::to_string(call->status.error_code()) + " " + call->status.error_message()];
     } else if (call->response.snapshot().ready_to_use()) {
       ++answers.ready;
     } else {
@@ -168,8 +169,8 @@ bool MeasureRound(ControllerRig& rig, PluginProcess& plugin,
                   const std::shared_ptr<grpc::Channel>& channel, const Flags& flags, int round) {
   rig.Control("PUT", "/__sim/config", {{"async", false}, {"create_delay_ms", 0}}, nullptr);
   std::vector<std::string> sources = MakeSources(rig, flags.snapshots, round);
-  rig.Control("PUT", "/__sim/config",
-              {{"async", true}, {"create_delay_ms", flags.ready_delay_ms}}, nullptr);
+  rig.Control("PUT", "/__sim/config", {{"async", true}, {"create_delay_ms", flags.ready_delay_ms}},
+              nullptr);
   const size_t settled_before =
       Occurrences(ReadFile(rig.plugin().log_path()), "snapshot upload settled");
   const long rss_before = ProcessStatusKiB(plugin.pid(), "VmRSS");
@@ -205,18 +206,19 @@ bool MeasureRound(ControllerRig& rig, PluginProcess& plugin,
   std::map<std::string, int> total = NewRequests(rig, &seen);
   const long rss_end = ProcessStatusKiB(plugin.pid(), "VmRSS");
 
-  std::printf("== round %d: %d snapshots requested at once; Oxide readiness delay %d ms; call "
-              "deadline %d ms ==\n",
-              round, flags.snapshots, flags.ready_delay_ms, flags.deadline_ms);
-  std::printf("answers: %d ready_to_use=true, %d ready_to_use=false, %d errors; all answered "
-              "after %.2f s; latency p50 %.0f ms, p99 %.0f ms\n",
-              answers.ready, answers.not_ready, answers.failed, answered_s.load(),
-              Quantile(answers.latency_ms, 0.5), Quantile(answers.latency_ms, 0.99));
+  std::printf(
+      "== round %d: %d snapshots requested at once; Oxide readiness delay %d ms; call "
+      "deadline %d ms ==\n",
+      round, flags.snapshots, flags.ready_delay_ms, flags.deadline_ms);
+  std::printf(
+      "answers: %d ready_to_use=true, %d ready_to_use=false, %d errors; all answered "
+      "after %.2f s; latency p50 %.0f ms, p99 %.0f ms\n",
+      answers.ready, answers.not_ready, answers.failed, answered_s.load(),
+      Quantile(answers.latency_ms, 0.5), Quantile(answers.latency_ms, 0.99));
   for (const auto& [error, count] : answers.errors)
     std::printf("  error x%d: %s\n", count, error.c_str());
   if (all_ready_s >= 0) {
-    std::printf("all %d snapshots ready (plugin log) after %.2f s\n", flags.snapshots,
-                all_ready_s);
+    std::printf("all %d snapshots ready (plugin log) after %.2f s\n", flags.snapshots, all_ready_s);
   } else {
     std::printf("NOT all snapshots became ready within the run\n");
   }
@@ -235,20 +237,23 @@ bool MeasureRound(ControllerRig& rig, PluginProcess& plugin,
     requests += count;
   }
   std::printf(" (total %d)\n", requests);
-  std::printf("upload polling: %d snapshot GET/list requests until all were ready, peak %d in "
-              "one second (one GET per snapshot per poll would be %d per poll)\n",
-              polls, peak_per_second, flags.snapshots);
+  std::printf(
+      "upload polling: %d snapshot GET/list requests until all were ready, peak %d in "
+      "one second (one GET per snapshot per poll would be %d per poll)\n",
+      polls, peak_per_second, flags.snapshots);
   std::printf("  per second:");
-  for (const auto& [second, count] : per_second) std::printf(" [%ds]=%d", second, count);
+  for (const auto& [second, count] : per_second)
+    std::printf(" [%ds]=%d", second, count);
   std::printf("\n");
   long rss_peak = rss_before, rss_polling_peak = 0;
   for (const auto& [t, rss] : rss_samples) {
     rss_peak = std::max(rss_peak, rss);
     if (t > answered_s) rss_polling_peak = std::max(rss_polling_peak, rss);
   }
-  std::printf("plugin RSS: before %.1f MiB, sampled peak %.1f MiB, peak while only polling "
-              "%.1f MiB, at the end %.1f MiB\n",
-              MiB(rss_before), MiB(rss_peak), MiB(rss_polling_peak), MiB(rss_end));
+  std::printf(
+      "plugin RSS: before %.1f MiB, sampled peak %.1f MiB, peak while only polling "
+      "%.1f MiB, at the end %.1f MiB\n",
+      MiB(rss_before), MiB(rss_peak), MiB(rss_polling_peak), MiB(rss_end));
   return all_ready_s >= 0 && answers.failed == 0;
 }
 

@@ -149,10 +149,9 @@ int RunPlugin(const Settings& settings) {
       loop.Stop();
     });
   });
-  Status started =
-      server.Start({.socket_path = settings.socket_path,
-                    .socket_mode = settings.socket_mode,
-                    .pump_spin = std::chrono::microseconds(settings.rpc_spin_us)});
+  Status started = server.Start({.socket_path = settings.socket_path,
+                                 .socket_mode = settings.socket_mode,
+                                 .pump_spin = std::chrono::microseconds(settings.rpc_spin_us)});
   if (!started.ok()) {
     signals.Close();
     uv_run(loop.uv(), UV_RUN_NOWAIT);  // the close callbacks, while `signals` still exists

@@ -15,9 +15,12 @@ namespace {
 
 std::vector<Command> AllCommands() {
   std::vector<Command> all = IdentityCommands();
-  for (Command& command : ControllerCommands()) all.push_back(std::move(command));
-  for (Command& command : NodeCommands()) all.push_back(std::move(command));
-  for (Command& command : SnapshotCommands()) all.push_back(std::move(command));
+  for (Command& command : ControllerCommands())
+    all.push_back(std::move(command));
+  for (Command& command : NodeCommands())
+    all.push_back(std::move(command));
+  for (Command& command : SnapshotCommands())
+    all.push_back(std::move(command));
   return all;
 }
 

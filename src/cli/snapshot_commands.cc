@@ -15,9 +15,10 @@ using csi::v1::Controller;
 
 void PrintSnapshotLine(const csi::v1::Snapshot& snapshot) {
   std::cout << snapshot.snapshot_id() << "  source=" << snapshot.source_volume_id() << "  "
-            << (snapshot.size_bytes() >> 30) << " GiB  ready_to_use="
-            << (snapshot.ready_to_use() ? "true" : "false") << "  created="
-            << google::protobuf::util::TimeUtil::ToString(snapshot.creation_time()) << "\n";
+            << (snapshot.size_bytes() >> 30)
+            << " GiB  ready_to_use=" << (snapshot.ready_to_use() ? "true" : "false")
+            << "  created=" << google::protobuf::util::TimeUtil::ToString(snapshot.creation_time())
+            << "\n";
 }
 
 int Create(const CliContext& context, const std::vector<std::string>& raw) {

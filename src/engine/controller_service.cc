@@ -222,7 +222,8 @@ void ControllerService::ListVolumes(const rpc::CallInfo&,
   if (!token.ok()) return reply.Fail(token.status());
   using Response = csi::v1::ListVolumesResponse;
   auto listing = std::make_shared<PagedListing<Disk, Response>>();
-  listing->list = [this](const backend::PageRequest& page, backend::Done<backend::Page<Disk>> done) {
+  listing->list = [this](const backend::PageRequest& page,
+                         backend::Done<backend::Page<Disk>> done) {
     oxide_->ListDisks(page, std::move(done));
   };
   listing->add = [this](const Disk& disk, Response* response) {

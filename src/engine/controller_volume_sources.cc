@@ -18,9 +18,10 @@ std::string Bytes(uint64_t bytes) {
 // Grows the volume to its source's size; OUT_OF_RANGE when limit_bytes forbids that.
 Status FitSource(CreateSpec* spec, uint64_t source_size, const std::string& what) {
   if (spec->limit > 0 && source_size > spec->limit) {
-    return Status(StatusCode::kOutOfRange,
-                  what + " holds " + Bytes(source_size) + ", more than capacity_range.limit_bytes (" +
-                      Bytes(spec->limit) + "); a volume made from it needs at least that size");
+    return Status(StatusCode::kOutOfRange, what + " holds " + Bytes(source_size) +
+                                               ", more than capacity_range.limit_bytes (" +
+                                               Bytes(spec->limit) +
+                                               "); a volume made from it needs at least that size");
   }
   spec->size = std::max(spec->size, source_size);
   return Status::Ok();
@@ -35,8 +36,8 @@ void ControllerService::CreateFromSource(CreateSpec spec,
   OperationWaiter answer = VolumeAnswer(reply, source);
   if (source.has_snapshot()) {
     const std::string id = source.snapshot().snapshot_id();
-    if (id.empty()) return reply->Fail(InvalidArgument(
-        "volume_content_source.snapshot.snapshot_id is required"));
+    if (id.empty())
+      return reply->Fail(InvalidArgument("volume_content_source.snapshot.snapshot_id is required"));
     Status missing = NotFound("snapshot " + id + " (volume_content_source) does not exist");
     if (!IsUuid(id)) return reply->Fail(missing);
     spec.snapshot_id = id;
@@ -53,8 +54,8 @@ void ControllerService::CreateFromSource(CreateSpec spec,
                                          " faulted; a volume cannot be restored from it"));
       }
       if (snapshot->state != "ready") {
-        return answer(Unavailable("snapshot " + id + " is still being created (" +
-                                  snapshot->state + "); retry once it is ready to use"));
+        return answer(Unavailable("snapshot " + id + " is still being created (" + snapshot->state +
+                                  "); retry once it is ready to use"));
       }
       Status fits = FitSource(&spec, snapshot->size, "snapshot " + id);
       if (!fits.ok()) return answer(fits);
@@ -64,23 +65,23 @@ void ControllerService::CreateFromSource(CreateSpec spec,
   }
   if (source.has_volume()) {
     const std::string id = source.volume().volume_id();
-    if (id.empty()) return reply->Fail(InvalidArgument(
-        "volume_content_source.volume.volume_id is required"));
+    if (id.empty())
+      return reply->Fail(InvalidArgument("volume_content_source.volume.volume_id is required"));
     Status missing = NotFound("volume " + id + " (volume_content_source) does not exist");
     if (!IsUuid(id)) return reply->Fail(missing);
     spec.clone_source = id;
-    oxide_->GetDisk(id, [this, spec, fingerprint, answer, missing,
-                         id](StatusOr<backend::Disk> disk) mutable {
-      if (!disk.ok()) {
-        if (disk.status().code() == StatusCode::kNotFound) {
-          return AnswerExisting(spec, missing, answer);
-        }
-        return answer(disk.status());
-      }
-      Status fits = FitSource(&spec, disk->size, "volume " + id);
-      if (!fits.ok()) return answer(fits);
-      engine_->Create(spec, fingerprint, answer);
-    });
+    oxide_->GetDisk(
+        id, [this, spec, fingerprint, answer, missing, id](StatusOr<backend::Disk> disk) mutable {
+          if (!disk.ok()) {
+            if (disk.status().code() == StatusCode::kNotFound) {
+              return AnswerExisting(spec, missing, answer);
+            }
+            return answer(disk.status());
+          }
+          Status fits = FitSource(&spec, disk->size, "volume " + id);
+          if (!fits.ok()) return answer(fits);
+          engine_->Create(spec, fingerprint, answer);
+        });
     return;
   }
   reply->Fail(InvalidArgument("volume_content_source names neither a snapshot nor a volume"));

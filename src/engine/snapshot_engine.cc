@@ -91,11 +91,10 @@ void SnapshotEngine::Create(const SnapshotSpec& spec, Clock::time_point answer_b
   answer->spec = spec;
   answer->answer_by = answer_by;
   answer->done = std::move(done);
-  auto admitted = tracker_.Admit(
-      spec.snapshot_name, "CreateSnapshot", spec.source_volume_id,
-      [this, alive = alive_, answer](const SnapshotResult& accepted) {
-        if (*alive) AnswerAccepted(answer, accepted);
-      });
+  auto admitted = tracker_.Admit(spec.snapshot_name, "CreateSnapshot", spec.source_volume_id,
+                                 [this, alive = alive_, answer](const SnapshotResult& accepted) {
+                                   if (*alive) AnswerAccepted(answer, accepted);
+                                 });
   if (admitted == BasicOperationTracker<SnapshotResult>::Admission::kRejected) return;
   auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(answer_by - Clock::now());
   delayed_.RunAfter(std::max(wait, std::chrono::milliseconds(0)), [this, answer] {
@@ -124,17 +123,17 @@ void SnapshotEngine::AnswerAccepted(const AnswerPtr& answer, const SnapshotResul
 // The answer is due but the create has not come back yet: answer as soon as Oxide shows the
 // snapshot (real Oxide answers the POST only when the snapshot is ready).
 void SnapshotEngine::AnswerWhenVisible(const AnswerPtr& answer) {
-  oxide_->GetSnapshot(answer->spec.snapshot_name, [this, alive = alive_,
-                                                   answer](StatusOr<Snapshot> found) {
-    if (!*alive || answer->answered) return;
-    if (found.ok()) {
-      Status matches = Matches(answer->spec, *found);
-      return answer->Give(matches.ok() ? SnapshotResult(*found) : SnapshotResult(matches));
-    }
-    delayed_.RunAfter(options_.lookup_retry, [this, answer] {
-      if (!answer->answered) AnswerWhenVisible(answer);
-    });
-  });
+  oxide_->GetSnapshot(
+      answer->spec.snapshot_name, [this, alive = alive_, answer](StatusOr<Snapshot> found) {
+        if (!*alive || answer->answered) return;
+        if (found.ok()) {
+          Status matches = Matches(answer->spec, *found);
+          return answer->Give(matches.ok() ? SnapshotResult(*found) : SnapshotResult(matches));
+        }
+        delayed_.RunAfter(options_.lookup_retry, [this, answer] {
+          if (!answer->answered) AnswerWhenVisible(answer);
+        });
+      });
 }
 
 Status SnapshotEngine::Matches(const SnapshotSpec& spec, const Snapshot& snapshot) const {
@@ -216,8 +215,7 @@ void SnapshotEngine::Post(const JobPtr& job) {
 // The snapshot may exist already (made before, or by a POST whose answer was lost): Oxide says.
 void SnapshotEngine::Adopt(const JobPtr& job, const Status& post_error) {
   oxide_->GetSnapshot(
-      job->spec.snapshot_name,
-      [this, alive = alive_, job, post_error](StatusOr<Snapshot> found) {
+      job->spec.snapshot_name, [this, alive = alive_, job, post_error](StatusOr<Snapshot> found) {
         if (!*alive) return;
         if (found.ok()) {
           Status matches = Matches(job->spec, *found);
@@ -284,7 +282,8 @@ void SnapshotEngine::Delete(const std::string& snapshot_id, SnapshotWaiter done)
       if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
         result = Status::Ok();
         state = kJournalDone;
-        if (auto row = snapshots_->FindById(snapshot_id)) (void)snapshots_->Remove(row->snapshot_name);
+        if (auto row = snapshots_->FindById(snapshot_id))
+          (void)snapshots_->Remove(row->snapshot_name);
         uploads_.Forget(snapshot_id);
       } else if (deleted.code() == StatusCode::kFailedPrecondition &&
                  deleted.message().find("in state Creating") != std::string::npos) {
@@ -296,7 +295,8 @@ void SnapshotEngine::Delete(const std::string& snapshot_id, SnapshotWaiter done)
       commit_->WhenDurable([this, alive, snapshot_id, result, written](Status committed) {
         if (!*alive) return;
         Status final = !written.ok() ? written : !committed.ok() ? committed : result;
-        tracker_.Finish(snapshot_id, final.ok() ? SnapshotResult(Snapshot{}) : SnapshotResult(final));
+        tracker_.Finish(snapshot_id,
+                        final.ok() ? SnapshotResult(Snapshot{}) : SnapshotResult(final));
       });
     });
   });
@@ -332,38 +332,40 @@ void SnapshotEngine::RecoverEntry(const store::OperationRow& entry,
                                   std::chrono::milliseconds retry_delay) {
   const std::string key = entry.volume;
   const std::string co_name = json::parse(entry.args, nullptr, false).value("co_name", "");
-  oxide_->GetSnapshot(key, [this, alive = alive_, entry, key, co_name,
-                            retry_delay](StatusOr<Snapshot> found) {
-    if (!*alive) return;
-    if (!found.ok() && found.status().code() != StatusCode::kNotFound) {
-      log::Warn("cannot reconcile an unfinished snapshot operation yet; will retry",
-                {{"snapshot", key}, {"operation", entry.kind}, {"error", found.status().message()}});
-      auto next = std::min(retry_delay * 2, options_.recovery_retry_max);
-      delayed_.RunAfter(retry_delay, [this, entry, next] { RecoverEntry(entry, next); });
-      return;
-    }
-    std::optional<store::SnapshotRow> row =
-        entry.kind == kCreateKind ? snapshots_->FindByName(key) : snapshots_->FindById(key);
-    if (!found.ok()) {
-      // Gone: a create that never happened, or a delete that did.
-      if (row) (void)snapshots_->Remove(row->snapshot_name);
-      return CloseEntry(entry.id, key,
-                        entry.kind == kCreateKind ? kJournalRolledBack : kJournalDone,
-                        "reconciled with Oxide at start: no such snapshot");
-    }
-    store::SnapshotRow seen = RowFromSnapshot(*found, row ? row->co_name : co_name);
-    (void)snapshots_->Put(seen);
-    if (seen.state == "creating") uploads_.Track(seen);
-    CloseEntry(entry.id, key, entry.kind == kCreateKind ? kJournalDone : kJournalRolledBack,
-               "reconciled with Oxide at start: snapshot " + seen.state);
-  });
+  oxide_->GetSnapshot(
+      key, [this, alive = alive_, entry, key, co_name, retry_delay](StatusOr<Snapshot> found) {
+        if (!*alive) return;
+        if (!found.ok() && found.status().code() != StatusCode::kNotFound) {
+          log::Warn(
+              "cannot reconcile an unfinished snapshot operation yet; will retry",
+              {{"snapshot", key}, {"operation", entry.kind}, {"error", found.status().message()}});
+          auto next = std::min(retry_delay * 2, options_.recovery_retry_max);
+          delayed_.RunAfter(retry_delay, [this, entry, next] { RecoverEntry(entry, next); });
+          return;
+        }
+        std::optional<store::SnapshotRow> row =
+            entry.kind == kCreateKind ? snapshots_->FindByName(key) : snapshots_->FindById(key);
+        if (!found.ok()) {
+          // Gone: a create that never happened, or a delete that did.
+          if (row) (void)snapshots_->Remove(row->snapshot_name);
+          return CloseEntry(entry.id, key,
+                            entry.kind == kCreateKind ? kJournalRolledBack : kJournalDone,
+                            "reconciled with Oxide at start: no such snapshot");
+        }
+        store::SnapshotRow seen = RowFromSnapshot(*found, row ? row->co_name : co_name);
+        (void)snapshots_->Put(seen);
+        if (seen.state == "creating") uploads_.Track(seen);
+        CloseEntry(entry.id, key, entry.kind == kCreateKind ? kJournalDone : kJournalRolledBack,
+                   "reconciled with Oxide at start: snapshot " + seen.state);
+      });
 }
 
 void SnapshotEngine::CloseEntry(int64_t id, const std::string& key, const char* state,
                                 const std::string& note) {
   Status written = journal_->FinishOperation(id, state, note);
-  log::Info("reconciled an unfinished snapshot operation",
-            {{"snapshot", key}, {"outcome", state}, {"error", written.ok() ? "" : written.message()}});
+  log::Info(
+      "reconciled an unfinished snapshot operation",
+      {{"snapshot", key}, {"outcome", state}, {"error", written.ok() ? "" : written.message()}});
   commit_->WhenDurable([this, alive = alive_, key](Status) {
     if (*alive) tracker_.Finish(key, Snapshot{});
   });

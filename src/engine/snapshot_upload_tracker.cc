@@ -24,11 +24,10 @@ SnapshotUploadTracker::~SnapshotUploadTracker() {
 
 void SnapshotUploadTracker::Track(const store::SnapshotRow& row) {
   if (row.snapshot_id.empty() || tracked_.count(row.snapshot_id) != 0) return;
-  tracked_.emplace(row.snapshot_id,
-                   Tracked{.row = row,
-                           .due = Clock::now() + options_.first,
-                           .delay = options_.first,
-                           .waiters = {}});
+  tracked_.emplace(row.snapshot_id, Tracked{.row = row,
+                                            .due = Clock::now() + options_.first,
+                                            .delay = options_.first,
+                                            .waiters = {}});
   Schedule();
 }
 

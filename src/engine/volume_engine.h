@@ -26,8 +26,8 @@ struct CreateSpec {
   uint64_t limit = 0;                 // ... and at most this big (0: any)
   uint64_t block_size = 0;            // for a new disk
   bool block_size_requested = false;  // an existing disk must then have this block size
-  std::string snapshot_id;   // restore: the disk is made from this Oxide snapshot
-  std::string clone_source;  // clone: the volume (disk id) whose data the new disk gets
+  std::string snapshot_id;            // restore: the disk is made from this Oxide snapshot
+  std::string clone_source;           // clone: the volume (disk id) whose data the new disk gets
 };
 
 struct EngineOptions {

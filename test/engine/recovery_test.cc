@@ -109,7 +109,8 @@ TEST_F(RecoveryTest, ADeleteThatDidNotHappenIsRolledBack) {
 TEST_F(RecoveryTest, APublishThatHappenedIsCompleted) {
   std::string node = ControlInstance("node-1", "stopped");
   auto disk = CreateBlankDisk(DiskNameFor("pvc-r6"));
-  CrashedWith("publish", disk->id, R"({"node":")" + node + R"("})", RowFor(*disk, "PUBLISHING", node));
+  CrashedWith("publish", disk->id, R"({"node":")" + node + R"("})",
+              RowFor(*disk, "PUBLISHING", node));
   AttachDirect(node, disk->id);
   EXPECT_EQ(Recover(), "done");
   auto row = store_->FindByVolumeId(disk->id);
@@ -120,7 +121,8 @@ TEST_F(RecoveryTest, APublishThatHappenedIsCompleted) {
 TEST_F(RecoveryTest, APublishThatDidNotHappenIsRolledBack) {
   std::string node = ControlInstance("node-1", "stopped");
   auto disk = CreateBlankDisk(DiskNameFor("pvc-r7"));
-  CrashedWith("publish", disk->id, R"({"node":")" + node + R"("})", RowFor(*disk, "PUBLISHING", node));
+  CrashedWith("publish", disk->id, R"({"node":")" + node + R"("})",
+              RowFor(*disk, "PUBLISHING", node));
   EXPECT_EQ(Recover(), "rolled_back");
   EXPECT_EQ(store_->FindByVolumeId(disk->id)->state, "CREATED");
   EXPECT_EQ(GetDisk(disk->id)->state.state, "detached") << "recovery never attaches";

@@ -3,11 +3,12 @@
 // per poll), GETs when few are, settling into the snapshots table, the early ready_to_use=false
 // answer, and recovery of unfinished snapshot journal entries. Snapshots are held `creating` with
 // the simulator's freeze control. gtest main thread only (it is the loop thread).
+#include "engine/snapshot_engine.h"
+
 #include <gtest/gtest.h>
 
 #include "backend_fixture.h"
 #include "engine/disk_naming.h"
-#include "engine/snapshot_engine.h"
 #include "store/group_commit.h"
 #include "store/snapshot_store.h"
 #include "store/state_db.h"
@@ -165,8 +166,8 @@ TEST_F(SnapshotEngineTest, AFewPendingSnapshotsAreAskedOneByOneAndFaultedOnesSet
 
 TEST_F(SnapshotEngineTest, CreateAnswersNotReadyByItsDeadlineThenReady) {
   const std::string source = SourceDisk("src-answer");
-  SnapshotSpec spec{.co_name = "answer", .snapshot_name = SnapshotNameFor("answer"),
-                    .source_volume_id = source};
+  SnapshotSpec spec{
+      .co_name = "answer", .snapshot_name = SnapshotNameFor("answer"), .source_volume_id = source};
   Freeze(spec.snapshot_name);
   std::optional<SnapshotResult> early;
   auto started = std::chrono::steady_clock::now();
@@ -201,11 +202,18 @@ TEST_F(SnapshotEngineTest, RecoveryClosesUnfinishedEntriesAndResumesTracking) {
   const std::string lost = SnapshotNameFor("recover-lost");
   auto a = journal_->BeginOperation("snapshot_create", taken, R"({"co_name":"recover-taken"})");
   auto b = journal_->BeginOperation("snapshot_create", lost, R"({"co_name":"recover-lost"})");
-  auto c = journal_->BeginOperation("snapshot_delete", "00000000-0000-4000-8000-000000000000", "{}");
+  auto c =
+      journal_->BeginOperation("snapshot_delete", "00000000-0000-4000-8000-000000000000", "{}");
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
-  ASSERT_TRUE(snapshots_->Put({.snapshot_name = lost, .snapshot_id = "", .co_name = "recover-lost",
-                               .source_volume_id = source, .size = 0, .state = "creating",
-                               .time_created = "", .polls = 0})
+  ASSERT_TRUE(snapshots_
+                  ->Put({.snapshot_name = lost,
+                         .snapshot_id = "",
+                         .co_name = "recover-lost",
+                         .source_volume_id = source,
+                         .size = 0,
+                         .state = "creating",
+                         .time_created = "",
+                         .polls = 0})
                   .ok());
   commit_->Flush();
   Restart();

@@ -30,7 +30,8 @@ TEST_F(EngineTest, CreateMakesOneDetachedDiskAndRecordsIt) {
 TEST_F(EngineTest, IdenticalConcurrentCreatesJoinOneOperation) {
   std::vector<OperationResult> results;
   for (int i = 0; i < 5; ++i) {
-    engine_->Create(Spec("pvc-join"), "same", [&](const OperationResult& r) { results.push_back(r); });
+    engine_->Create(Spec("pvc-join"), "same",
+                    [&](const OperationResult& r) { results.push_back(r); });
   }
   std::optional<oxide::Status> other;
   engine_->Create(Spec("pvc-join", 3), "different",

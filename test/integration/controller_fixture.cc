@@ -13,7 +13,8 @@ void ControllerTest::SetUp() {
   setup_->env["OXIDE_TOKEN"] = sim_test::SimProcess::kToken;
   setup_->env["OXIDE_PROJECT"] = "demo";
   setup_->args.push_back("--oxide-insecure");
-  for (const std::string& arg : plugin_args()) setup_->args.push_back(arg);
+  for (const std::string& arg : plugin_args())
+    setup_->args.push_back(arg);
   BeforePluginStart();
   StartPlugin();
 }
@@ -87,11 +88,12 @@ grpc::Status ControllerTest::Publish(const std::string& volume_id, const std::st
   request.set_node_id(node);
   *request.mutable_volume_capability() = MountCapability();
   csi::v1::ControllerPublishVolumeResponse ignored;
-  return controller_->ControllerPublishVolume(Call().get(), request, response ? response : &ignored);
+  return controller_->ControllerPublishVolume(Call().get(), request,
+                                              response ? response : &ignored);
 }
 
 csi::v1::ControllerPublishVolumeResponse ControllerTest::MustPublish(const std::string& volume_id,
-                                                                    const std::string& node) {
+                                                                     const std::string& node) {
   csi::v1::ControllerPublishVolumeResponse response;
   grpc::Status status = Publish(volume_id, node, &response);
   EXPECT_TRUE(status.ok()) << status.error_message();

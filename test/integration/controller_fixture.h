@@ -31,8 +31,8 @@ class ControllerTest : public ::testing::Test {
   void StartPlugin();
   void StopPlugin();
 
-  std::unique_ptr<grpc::ClientContext> Call(std::chrono::milliseconds timeout =
-                                                std::chrono::seconds(20));
+  std::unique_ptr<grpc::ClientContext> Call(
+      std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
   static csi::v1::VolumeCapability MountCapability(
       csi::v1::VolumeCapability_AccessMode::Mode mode =

@@ -105,8 +105,9 @@ TEST_F(ControllerTest, CreateVolumeRejectsBadRequestsWithActionableMessages) {
   ExpectCode(Create(inverted), StatusCode::INVALID_ARGUMENT, "limit_bytes");
 
   csi::v1::CreateVolumeRequest zone = CreateRequest("pvc-bad");
-  (*zone.mutable_accessibility_requirements()->add_requisite()->mutable_segments())
-      ["topology.csi.oxide.computer/zone"] = "elsewhere";
+  (*zone.mutable_accessibility_requirements()
+        ->add_requisite()
+        ->mutable_segments())["topology.csi.oxide.computer/zone"] = "elsewhere";
   ExpectCode(Create(zone), StatusCode::RESOURCE_EXHAUSTED, "zone");
 
   EXPECT_EQ(CountSimRequests("POST", "disk_create"), 0) << "nothing bad reached Oxide";
@@ -114,8 +115,9 @@ TEST_F(ControllerTest, CreateVolumeRejectsBadRequestsWithActionableMessages) {
 
 TEST_F(ControllerTest, CreateVolumeAcceptsItsOwnZoneAndReportsQuota) {
   csi::v1::CreateVolumeRequest zone = CreateRequest("pvc-zone");
-  (*zone.mutable_accessibility_requirements()->add_requisite()->mutable_segments())
-      ["topology.csi.oxide.computer/zone"] = "default";
+  (*zone.mutable_accessibility_requirements()
+        ->add_requisite()
+        ->mutable_segments())["topology.csi.oxide.computer/zone"] = "default";
   EXPECT_TRUE(Create(zone).ok());
   api_->put("/__sim/config", {{"storage_quota", 4 * kGiB}});
   ExpectCode(Create(CreateRequest("pvc-quota", 8)), StatusCode::RESOURCE_EXHAUSTED);
@@ -236,7 +238,8 @@ TEST_F(ControllerTest, ValidateVolumeCapabilities) {
 TEST_F(ControllerTest, ListVolumesPagesThroughThePluginsVolumesWithPublishedNodes) {
   std::string node = Instance("node-list");
   std::set<std::string> ids;
-  for (int i = 0; i < 5; ++i) ids.insert(MustCreate("pvc-list-" + std::to_string(i)).volume_id());
+  for (int i = 0; i < 5; ++i)
+    ids.insert(MustCreate("pvc-list-" + std::to_string(i)).volume_id());
   MustPublish(*ids.begin(), node);
   // A disk the plugin did not make is not a CSI volume.
   ASSERT_EQ(api_->post("/v1/disks?project=demo",
@@ -336,13 +339,14 @@ TEST_F(ControllerTest, ControllerGetCapabilitiesListsWhatIsImplemented) {
   csi::v1::ControllerGetCapabilitiesResponse response;
   ASSERT_TRUE(controller_->ControllerGetCapabilities(Call().get(), {}, &response).ok());
   std::set<int> types;
-  for (const auto& capability : response.capabilities()) types.insert(capability.rpc().type());
+  for (const auto& capability : response.capabilities())
+    types.insert(capability.rpc().type());
   using Rpc = csi::v1::ControllerServiceCapability::RPC;
-  EXPECT_EQ(types, (std::set<int>{Rpc::CREATE_DELETE_VOLUME, Rpc::PUBLISH_UNPUBLISH_VOLUME,
-                                  Rpc::LIST_VOLUMES, Rpc::LIST_VOLUMES_PUBLISHED_NODES,
-                                  Rpc::GET_VOLUME, Rpc::VOLUME_CONDITION, Rpc::GET_CAPACITY,
-                                  Rpc::SINGLE_NODE_MULTI_WRITER, Rpc::CREATE_DELETE_SNAPSHOT,
-                                  Rpc::LIST_SNAPSHOTS, Rpc::CLONE_VOLUME}));
+  EXPECT_EQ(types,
+            (std::set<int>{Rpc::CREATE_DELETE_VOLUME, Rpc::PUBLISH_UNPUBLISH_VOLUME,
+                           Rpc::LIST_VOLUMES, Rpc::LIST_VOLUMES_PUBLISHED_NODES, Rpc::GET_VOLUME,
+                           Rpc::VOLUME_CONDITION, Rpc::GET_CAPACITY, Rpc::SINGLE_NODE_MULTI_WRITER,
+                           Rpc::CREATE_DELETE_SNAPSHOT, Rpc::LIST_SNAPSHOTS, Rpc::CLONE_VOLUME}));
   csi::v1::ControllerExpandVolumeResponse expand;
   ExpectCode(controller_->ControllerExpandVolume(Call().get(), {}, &expand),
              StatusCode::UNIMPLEMENTED);

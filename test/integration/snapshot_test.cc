@@ -204,10 +204,9 @@ TEST_F(CsiSnapshotTest, ListSnapshotsPagesAndFilters) {
   all = of_a;
   all.insert(MustSnap("list-b-0", b.volume_id()).snapshot_id());
   // A snapshot made outside the plugin is listed too: ListSnapshots shows the storage system's.
-  sim_test::Reply outside = api_->post("/v1/snapshots?project=demo",
-                                       {{"name", "made-by-hand"},
-                                        {"description", "taken by an operator"},
-                                        {"disk", b.volume_id()}});
+  sim_test::Reply outside = api_->post(
+      "/v1/snapshots?project=demo",
+      {{"name", "made-by-hand"}, {"description", "taken by an operator"}, {"disk", b.volume_id()}});
   ASSERT_EQ(outside.status, 201) << outside.body;
   all.insert(outside.json()["id"].get<std::string>());
 
@@ -232,7 +231,8 @@ TEST_F(CsiSnapshotTest, ListSnapshotsPagesAndFilters) {
   csi::v1::ListSnapshotsResponse filtered;
   ASSERT_TRUE(List(by_source, &filtered).ok());
   std::set<std::string> filtered_ids;
-  for (const auto& entry : filtered.entries()) filtered_ids.insert(entry.snapshot().snapshot_id());
+  for (const auto& entry : filtered.entries())
+    filtered_ids.insert(entry.snapshot().snapshot_id());
   EXPECT_EQ(filtered_ids, of_a);
 
   csi::v1::ListSnapshotsRequest by_id;
@@ -466,9 +466,8 @@ TEST_F(SlowCsiSnapshotTest, UploadTrackingResumesAfterASigkill) {
 
 TEST_F(SlowCsiSnapshotTest, AKilledCloneLeavesNoTemporarySnapshotAfterTheRestart) {
   csi::v1::Volume source = MustCreate("pvc-kill-src");
-  auto pending = std::async(std::launch::async, [&] {
-    return Create(FromVolume("pvc-kill-clone", source.volume_id()));
-  });
+  auto pending = std::async(
+      std::launch::async, [&] { return Create(FromVolume("pvc-kill-clone", source.volume_id())); });
   std::this_thread::sleep_for(800ms);  // the temporary snapshot is being created
   ASSERT_EQ(SimSnapshots().size(), 1u);
   plugin_->Signal(SIGKILL);

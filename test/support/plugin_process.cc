@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grpcpp/create_channel.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -11,8 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "support/temp_dir.h"
 
@@ -67,8 +66,7 @@ bool Connectable(const std::string& path) {
 std::string PluginBinary() {
   // The sanitizer jobs point the tests at an instrumented plugin build.
   const char* override_path = getenv("OXIDE_CSI_TEST_PLUGIN_BIN");
-  return override_path != nullptr && *override_path != '\0' ? override_path
-                                                             : OXIDE_CSI_PLUGIN_BIN;
+  return override_path != nullptr && *override_path != '\0' ? override_path : OXIDE_CSI_PLUGIN_BIN;
 }
 
 void ExpectNoSanitizerReport(const std::string& output, const std::string& what) {

@@ -35,7 +35,8 @@ TEST(DiskNaming, NamesAreDeterministicValidAndKeepAReadablePart) {
 TEST(DiskNaming, OddNamesStillGiveValidOxideNames) {
   for (std::string co_name :
        {std::string("A"), std::string("---"), std::string("UPPER_case.and spaces/"),
-        std::string(300, 'x'), std::string("\xc3\xa9t\xc3\xa9"), std::string("12345678-1234-1234-1234-123456789012")}) {
+        std::string(300, 'x'), std::string("\xc3\xa9t\xc3\xa9"),
+        std::string("12345678-1234-1234-1234-123456789012")}) {
     std::string name = DiskNameFor(co_name);
     EXPECT_EQ(OxideNameProblem(name), "") << co_name << " -> " << name;
     EXPECT_LE(name.size(), 63u);

@@ -48,7 +48,8 @@ TEST(OperationTracker, AnotherCallIsAbortedAtOnceNamingThePendingOperation) {
 TEST(OperationTracker, AnAliasReachesTheSameOperationAndEndsWithIt) {
   OperationTracker tracker;
   int finished = 0;
-  EXPECT_EQ(tracker.Admit("disk-name", "CreateVolume", "fp", [&](auto&) { ++finished; }), A::kStart);
+  EXPECT_EQ(tracker.Admit("disk-name", "CreateVolume", "fp", [&](auto&) { ++finished; }),
+            A::kStart);
   tracker.Alias("disk-name", "volume-id");
   std::optional<Status> refused;
   EXPECT_EQ(tracker.Admit("volume-id", "DeleteVolume", "", [&](auto& r) { refused = r.status(); }),

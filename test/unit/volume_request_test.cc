@@ -79,8 +79,8 @@ TEST(Capabilities, SingleNodeModesAndBothAccessTypesAreAccepted) {
 }
 
 TEST(Capabilities, MultiNodeModesAreRefusedWithTheReason) {
-  for (auto mode :
-       {Mode::MULTI_NODE_READER_ONLY, Mode::MULTI_NODE_SINGLE_WRITER, Mode::MULTI_NODE_MULTI_WRITER}) {
+  for (auto mode : {Mode::MULTI_NODE_READER_ONLY, Mode::MULTI_NODE_SINGLE_WRITER,
+                    Mode::MULTI_NODE_MULTI_WRITER}) {
     Status checked = CheckCapability(Mount(mode));
     EXPECT_EQ(checked.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(checked.message().find("one instance"), std::string::npos) << checked.message();

@@ -12,8 +12,8 @@ namespace {
 using S = VolumeState;
 using E = VolumeEvent;
 
-constexpr S kStates[] = {S::kCreating,   S::kCreated,      S::kPublishing,
-                         S::kNodeReady,  S::kUnpublishing, S::kDeleting};
+constexpr S kStates[] = {S::kCreating,  S::kCreated,      S::kPublishing,
+                         S::kNodeReady, S::kUnpublishing, S::kDeleting};
 constexpr E kEvents[] = {E::kCreateConfirmed,    E::kPublishRequested,   E::kPublishConfirmed,
                          E::kUnpublishRequested, E::kUnpublishConfirmed, E::kDeleteRequested};
 
@@ -63,7 +63,8 @@ TEST(VolumeState, TransitionalStatesCannotStartAnotherOperation) {
 }
 
 TEST(VolumeState, NamesRoundTrip) {
-  for (S state : kStates) EXPECT_EQ(VolumeStateFromName(VolumeStateName(state)), state);
+  for (S state : kStates)
+    EXPECT_EQ(VolumeStateFromName(VolumeStateName(state)), state);
   EXPECT_EQ(VolumeStateName(S::kCreated), std::string("CREATED"));
   EXPECT_EQ(VolumeStateName(S::kNodeReady), std::string("NODE_READY"));
   EXPECT_FALSE(VolumeStateFromName("VOL_READY").has_value());
