@@ -26,15 +26,23 @@ TEST(Unimplemented, ControllerRpcsOnANodeOnlyPlugin) {
     csi::v1::name##Request request;                        \
     csi::v1::name##Response response;                      \
     return stub->name(c, request, &response);              \
-  });
-  CALL(CreateVolume)
-  CALL(DeleteVolume)
-  CALL(ControllerPublishVolume) CALL(ControllerUnpublishVolume) CALL(ValidateVolumeCapabilities)
-      CALL(ListVolumes) CALL(GetCapacity) CALL(ControllerGetCapabilities) CALL(CreateSnapshot)
-          CALL(DeleteSnapshot) CALL(ListSnapshots) CALL(ControllerExpandVolume)
-              CALL(ControllerGetVolume) CALL(ControllerModifyVolume)
+  })
+  CALL(CreateVolume);
+  CALL(DeleteVolume);
+  CALL(ControllerPublishVolume);
+  CALL(ControllerUnpublishVolume);
+  CALL(ValidateVolumeCapabilities);
+  CALL(ListVolumes);
+  CALL(GetCapacity);
+  CALL(ControllerGetCapabilities);
+  CALL(CreateSnapshot);
+  CALL(DeleteSnapshot);
+  CALL(ListSnapshots);
+  CALL(ControllerExpandVolume);
+  CALL(ControllerGetVolume);
+  CALL(ControllerModifyVolume);
 #undef CALL
-                  grpc::ClientContext context;
+  grpc::ClientContext context;
   csi::v1::CreateVolumeResponse response;
   grpc::Status status = stub->CreateVolume(&context, {}, &response);
   EXPECT_NE(status.error_message().find("CreateVolume"), std::string::npos);
@@ -50,11 +58,15 @@ TEST(Unimplemented, NodeRpcsOnAControllerOnlyPlugin) {
     csi::v1::name##Request request;                        \
     csi::v1::name##Response response;                      \
     return stub->name(c, request, &response);              \
-  });
-  CALL(NodeStageVolume)
-  CALL(NodeUnstageVolume)
-  CALL(NodePublishVolume) CALL(NodeUnpublishVolume) CALL(NodeGetVolumeStats) CALL(NodeExpandVolume)
-      CALL(NodeGetCapabilities) CALL(NodeGetInfo)
+  })
+  CALL(NodeStageVolume);
+  CALL(NodeUnstageVolume);
+  CALL(NodePublishVolume);
+  CALL(NodeUnpublishVolume);
+  CALL(NodeGetVolumeStats);
+  CALL(NodeExpandVolume);
+  CALL(NodeGetCapabilities);
+  CALL(NodeGetInfo);
 #undef CALL
 }
 
