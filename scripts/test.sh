@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # THE TEST COMMAND: installs what is missing, builds, and runs every test:
+#   0. the layout of every C++ source against .clang-format;
 #   1. the normal build, all tests (unit, integration through the real binaries, simulator,
 #      deployment checks);
 #   2. an AddressSanitizer + UndefinedBehaviorSanitizer build, all C++ tests again;
@@ -14,6 +15,9 @@ step() { printf '\n==== %s ====\n' "$*"; }
 
 step "installing missing Debian packages"
 scripts/install-deps.sh
+
+step "layout of the C++ sources (.clang-format)"
+git ls-files -- '*.cc' '*.h' ':!proto/*' | xargs clang-format --dry-run -Werror
 
 step "normal build"
 scripts/build.sh build
