@@ -1,6 +1,7 @@
 // Moves completed gRPC tags from a completion queue to the event loop. The pump's thread only
 // calls cq->Next() and appends (tag, ok) to a locked queue; the loop thread runs the tags in
-// order. This is the only place where a gRPC thread meets the loop.
+// order. This is the only place where a gRPC thread meets the loop. The pump's thread is named
+// kThreadName and scheduled SCHED_BATCH, so that waking it never preempts the loop thread.
 //
 // Waking a sleeping loop thread costs tens of microseconds on a VM (a cross-CPU interrupt), so
 // after running a small batch the loop keeps polling the queue for a short, bounded while
@@ -33,6 +34,8 @@ namespace oxide::rpc {
 
 class CompletionPump {
  public:
+  static constexpr const char* kThreadName = "csi-cq-pump";  // as ps and /proc show it
+
   // Loop thread. Starts the pump thread for `cq`; `on_drained` runs on the loop thread once the
   // queue has been shut down and every remaining tag has run.
   CompletionPump(EventLoop* loop, grpc::CompletionQueue* cq, std::function<void()> on_drained,

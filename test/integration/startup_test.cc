@@ -1,6 +1,7 @@
 // Starting the plugin with bad settings or an unusable state database: one clear line on
-// stderr, exit code 2, never a crash, and --help / --version.
+// stderr, exit code 2, never a crash, and --help / --version; the threads a started plugin runs.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <filesystem>
 #include <sstream>
@@ -74,6 +75,24 @@ TEST(Startup, AStateDatabaseInUseByAnotherPluginIsRefused) {
   ProcessResult second = RunProgram(PluginBinary(), args, other.env);
   EXPECT_EQ(second.exit_code, 2);
   EXPECT_NE(second.err.find("locked by another process"), std::string::npos) << second.err;
+}
+
+// The gRPC completion-queue pump runs SCHED_BATCH, so that gRPC waking it never preempts the
+// loop thread, which keeps the normal policy.
+TEST(Startup, TheCompletionQueuePumpIsABatchThreadAndTheLoopIsNot) {
+  PluginSetup setup("all");
+  auto plugin = setup.Start();
+  const std::string tasks = "/proc/" + std::to_string(plugin->pid()) + "/task";
+  int pumps = 0;
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    std::string name = ReadFile((task.path() / "comm").string());
+    if (!name.empty() && name.back() == '\n') name.pop_back();
+    if (name != "csi-cq-pump") continue;
+    ++pumps;
+    EXPECT_EQ(sched_getscheduler(std::stoi(task.path().filename().string())), SCHED_BATCH);
+  }
+  EXPECT_EQ(pumps, 1);
+  EXPECT_EQ(sched_getscheduler(plugin->pid()), SCHED_OTHER);  // the main thread runs the loop
 }
 
 }  // namespace
