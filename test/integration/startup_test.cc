@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "csi.grpc.pb.h"
 #include "support/plugin_setup.h"
 
 namespace oxide::testing {
@@ -82,6 +83,13 @@ TEST(Startup, AStateDatabaseInUseByAnotherPluginIsRefused) {
 TEST(Startup, TheCompletionQueuePumpIsABatchThreadAndTheLoopIsNot) {
   PluginSetup setup("all");
   auto plugin = setup.Start();
+  // The socket accepts connections before the pump exists; an answered call means it runs.
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  csi::v1::GetPluginInfoResponse info;
+  ASSERT_TRUE(csi::v1::Identity::NewStub(UnixChannel(setup.socket_path()))
+                  ->GetPluginInfo(&context, {}, &info)
+                  .ok());
   const std::string tasks = "/proc/" + std::to_string(plugin->pid()) + "/task";
   int pumps = 0;
   for (const auto& task : std::filesystem::directory_iterator(tasks)) {
