@@ -120,12 +120,13 @@ void RunThroughput(ControllerRig& rig, const Flags& flags) {
   VolumeDriver driver(ConnectedChannel(rig), plans,
                       {.deadline = std::chrono::seconds(120),
                        .concurrency = static_cast<size_t>(flags.concurrency)});
-  const double cpu_before = ProcessCpuSeconds(plugin->pid());
+  const CpuUsage cpu_before = ProcessCpuUsage(plugin->pid());
   const ContextSwitches switches_before = ProcessContextSwitches(plugin->pid());
   const auto started = Clock::now();
   bool done = driver.Run(std::chrono::minutes(20));
   const double wall = std::chrono::duration<double>(Clock::now() - started).count();
-  const double cpu = ProcessCpuSeconds(plugin->pid()) - cpu_before;
+  const CpuUsage cpu_after = ProcessCpuUsage(plugin->pid());
+  const double cpu = cpu_after.total_seconds() - cpu_before.total_seconds();
   const ContextSwitches switches_after = ProcessContextSwitches(plugin->pid());
   const long hwm = ProcessStatusKiB(plugin->pid(), "VmHWM");
   std::map<std::string, int> oxide = TakeRequestLog(rig);
@@ -169,6 +170,10 @@ void RunThroughput(ControllerRig& rig, const Flags& flags) {
   std::printf("plugin CPU: %.3f s over the run = %.1f us per RPC\n", cpu,
               rpcs > 0 ? cpu * 1e6 / static_cast<double>(rpcs) : 0.0);
   const double per_rpc = rpcs > 0 ? 1.0 / static_cast<double>(rpcs) : 0.0;
+  std::printf("  of which user %.1f us, system %.1f us; minor page faults per RPC: %.2f\n",
+              (cpu_after.user_seconds - cpu_before.user_seconds) * 1e6 * per_rpc,
+              (cpu_after.system_seconds - cpu_before.system_seconds) * 1e6 * per_rpc,
+              static_cast<double>(cpu_after.minor_faults - cpu_before.minor_faults) * per_rpc);
   std::printf(
       "plugin context switches per RPC: %.2f voluntary (waits), %.2f involuntary (preempted)\n",
       static_cast<double>(switches_after.voluntary - switches_before.voluntary) * per_rpc,

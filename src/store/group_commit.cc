@@ -33,7 +33,8 @@ Status GroupCommit::BeginWrite() {
     Status begun = begin_.Run(db_->handle());
     if (!begun.ok()) return Internal("state database: cannot begin a write: " + begun.message());
     in_transaction_ = true;
-    const auto window = static_cast<uint64_t>(window_.count());
+    const auto window =
+        static_cast<uint64_t>(window_.count()) * (last_commit_waiters_ >= kBusyWaiters ? 2 : 1);
     if (window > 0 && committed_once_) {
       uv_update_time(loop_);  // the loop's clock may be a long callback old
       const uint64_t since = uv_now(loop_) - last_commit_ms_;
@@ -86,6 +87,7 @@ void GroupCommit::CommitPending(bool force) {
       uv_timer_stop(window_timer_);
     }
     Status committed = Status::Ok();
+    const bool committed_now = in_transaction_;
     if (in_transaction_) {
       in_transaction_ = false;
       committed = commit_.Run(db_->handle());
@@ -104,6 +106,7 @@ void GroupCommit::CommitPending(bool force) {
     }
     std::vector<std::function<void(Status)>> ready;
     ready.swap(waiting_);
+    if (committed_now) last_commit_waiters_ = ready.size();
     for (auto& done : ready)
       done(committed);
   }

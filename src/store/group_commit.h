@@ -3,6 +3,8 @@
 // a quiet spell (the last commit is a window or more ago) commits just before the loop would wait
 // for I/O again; one begun sooner commits when the window since the last commit ends. So an
 // idle plugin answers without delay, and a busy one batches (each write waits < `window`).
+// Under heavy load — the last commit released kBusyWaiters or more waiting callbacks — the window
+// doubles: half the fsyncs, and the wait it adds is small beside the queueing such load causes.
 // Callers register what must wait for durability (an RPC's answer) with WhenDurable(). Loop
 // thread only.
 #pragma once
@@ -39,6 +41,8 @@ class GroupCommit {
   void Flush();
 
   uint64_t commits() const { return commits_; }
+  // A commit releasing at least this many callbacks makes the next window twice as long.
+  static constexpr size_t kBusyWaiters = 8;
 
  private:
   static void OnPrepare(uv_prepare_t* handle);
@@ -52,7 +56,8 @@ class GroupCommit {
   uv_prepare_t* prepare_;     // heap: freed by its close callback, which may run after us
   uv_timer_t* window_timer_;  // likewise
   uv_loop_t* loop_;
-  uint64_t last_commit_ms_ = 0;  // uv_now() after the last commit
+  uint64_t last_commit_ms_ = 0;     // uv_now() after the last commit
+  size_t last_commit_waiters_ = 0;  // callbacks the last commit released
   bool committed_once_ = false;
   bool window_open_ = false;
   bool in_transaction_ = false;

@@ -26,7 +26,7 @@ Statement& Statement::operator=(Statement&& other) noexcept {
 }
 
 Statement& Statement::Bind(int index, std::string_view text) {
-  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
   return *this;
 }
 

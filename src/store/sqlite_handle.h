@@ -23,7 +23,10 @@ class Statement {
   Statement& operator=(const Statement&) = delete;
 
   bool valid() const { return stmt_ != nullptr; }
+  // The text is not copied: it must stay valid until the statement is reset (Run and Reset do
+  // that), so a temporary string cannot be bound.
   Statement& Bind(int index, std::string_view text);
+  Statement& Bind(int index, std::string&& text) = delete;
   Statement& Bind(int index, int64_t value);
   Statement& BindNull(int index);
   // Steps a statement that returns no rows to its end and resets it: OK or the SQLite error.

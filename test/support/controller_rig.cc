@@ -107,19 +107,21 @@ std::vector<std::vector<std::string>> SqliteQuery(const std::string& db_path,
   return rows;
 }
 
-double ProcessCpuSeconds(pid_t pid) {
+CpuUsage ProcessCpuUsage(pid_t pid) {
   std::string text = ReadFile("/proc/" + std::to_string(pid) + "/stat");
   size_t close = text.rfind(')');
-  if (close == std::string::npos) return -1;
+  if (close == std::string::npos) return {};
   std::istringstream fields(text.substr(close + 2));
   std::string field;
-  // After the command: state is field 3; utime and stime are fields 14 and 15.
-  double utime = 0, stime = 0;
+  // After the command: state is field 3; minflt is field 10, utime and stime fields 14 and 15.
+  CpuUsage usage;
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   for (int index = 3; index <= 15 && fields >> field; ++index) {
-    if (index == 14) utime = std::stod(field);
-    if (index == 15) stime = std::stod(field);
+    if (index == 10) usage.minor_faults = std::stol(field);
+    if (index == 14) usage.user_seconds = std::stod(field) / ticks;
+    if (index == 15) usage.system_seconds = std::stod(field) / ticks;
   }
-  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return usage;
 }
 
 long ProcessStatusKiB(pid_t pid, const std::string& field) {

@@ -45,8 +45,15 @@ class ControllerRig {
 // every row as text ("NULL" for NULL). On error, `error` is set.
 std::vector<std::vector<std::string>> SqliteQuery(const std::string& db_path,
                                                   const std::string& sql, std::string* error);
-// CPU time (user + system) a process has used so far, in seconds; -1 when unreadable.
-double ProcessCpuSeconds(pid_t pid);
+// CPU time a process has used so far (seconds, user and system) and the minor page faults it
+// took; all -1 when unreadable.
+struct CpuUsage {
+  double user_seconds = -1;
+  double system_seconds = -1;
+  long minor_faults = -1;
+  double total_seconds() const { return user_seconds + system_seconds; }
+};
+CpuUsage ProcessCpuUsage(pid_t pid);
 // A "Vm..." figure of /proc/<pid>/status (e.g. "VmHWM") in KiB; -1 when unreadable.
 long ProcessStatusKiB(pid_t pid, const std::string& field);
 

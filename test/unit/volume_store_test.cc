@@ -313,6 +313,38 @@ TEST_F(GroupCommitWindow, IsolatedWriteCommitsAtOnceLaterOnesShareOnePacedCommit
   EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(200));
 }
 
+// Commits `store` one write that `waiters` callbacks wait for, then one more write, and returns
+// how long after the first commit the second one came.
+std::chrono::milliseconds SecondCommitAfter(uv_loop_t& loop, GroupCommit& commit,
+                                            VolumeStore& store, size_t waiters) {
+  int durable = 0;
+  EXPECT_TRUE(store.Put(Row("first")).ok());
+  for (size_t i = 0; i < waiters; ++i)
+    commit.WhenDurable([&](Status s) { durable += s.ok(); });
+  uv_run(&loop, UV_RUN_NOWAIT);
+  EXPECT_EQ(commit.commits(), 1u);
+  const auto first = std::chrono::steady_clock::now();
+  EXPECT_TRUE(store.Put(Row("second")).ok());
+  commit.WhenDurable([&](Status s) { durable += s.ok(); });
+  while (commit.commits() < 2 && std::chrono::steady_clock::now() - first < std::chrono::seconds(5))
+    uv_run(&loop, UV_RUN_ONCE);
+  EXPECT_EQ(durable, static_cast<int>(waiters) + 1);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               first);
+}
+
+TEST_F(GroupCommitWindow, ACommitThatAnsweredManyCallsDoublesTheNextWindow) {
+  // 300 ms window: after a busy commit the next one waits twice that.
+  EXPECT_GE(SecondCommitAfter(loop_, *commit_, *store_, GroupCommit::kBusyWaiters),
+            std::chrono::milliseconds(550));
+}
+
+TEST_F(GroupCommitWindow, ACommitThatAnsweredFewCallsKeepsTheWindow) {
+  const auto after = SecondCommitAfter(loop_, *commit_, *store_, GroupCommit::kBusyWaiters - 1);
+  EXPECT_GE(after, std::chrono::milliseconds(250));
+  EXPECT_LT(after, std::chrono::milliseconds(550));
+}
+
 TEST_F(GroupCommitWindow, WritesFromCallbacksInsideTheWindowWaitForTheNextCommit) {
   GroupCommit& commit = *commit_;
   VolumeStore& store = *store_;
