@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "backend/disk_json_reader.h"
 #include "backend/error_mapping.h"
 
 namespace oxide::backend {
@@ -166,12 +167,14 @@ void Read(FieldReader& r, Page<T>* page) {
   }
 }
 
+Status Mismatch(std::string_view what, const HttpResponse& response, const std::string& problem) {
+  return Internal(std::string(what) + ": Oxide's answer does not match the API reference: " +
+                  problem + RequestIdSuffix(response));
+}
+
 template <typename T>
 StatusOr<T> Parse(std::string_view what, const HttpResponse& response) {
-  auto fail = [&](const std::string& problem) -> Status {
-    return Internal(std::string(what) + ": Oxide's answer does not match the API reference: " +
-                    problem + RequestIdSuffix(response));
-  };
+  auto fail = [&](const std::string& problem) { return Mismatch(what, response, problem); };
   const Json json = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return fail("the body is not JSON");
   if (!json.is_object()) return fail("the body is not a JSON object");
@@ -186,7 +189,10 @@ StatusOr<T> Parse(std::string_view what, const HttpResponse& response) {
 }  // namespace
 
 StatusOr<Disk> ParseDisk(std::string_view what, const HttpResponse& response) {
-  return Parse<Disk>(what, response);
+  Disk disk;
+  std::string problem = ReadDiskJson(response.body, &disk);
+  if (!problem.empty()) return Mismatch(what, response, problem);
+  return disk;
 }
 StatusOr<Snapshot> ParseSnapshot(std::string_view what, const HttpResponse& response) {
   return Parse<Snapshot>(what, response);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "backend/oxide_json.h"
 #include "backend/request_paths.h"
@@ -85,6 +86,110 @@ TEST(Parsing, PagesNameTheItem) {
   EXPECT_FALSE(good->next_page.has_value());
   EXPECT_EQ(ParseDiskPage("list", With({{"next_page", nullptr}})).status().code(),
             StatusCode::kInternal);
+}
+
+// A single disk is read in one streaming pass, a page of disks through the generic document
+// reader. Both must agree on every body: the same disk, or the same problem.
+void ExpectSameAsPageReader(const std::string& body) {
+  HttpResponse single;
+  single.status = 200;
+  single.body = body;
+  HttpResponse page = single;
+  page.body = R"({"next_page":null,"items":[)" + body + "]}";
+  StatusOr<Disk> streamed = ParseDisk("get disk", single);
+  StatusOr<Page<Disk>> generic = ParseDiskPage("get disk", page);
+  ASSERT_EQ(streamed.ok(), generic.ok()) << body << "\n streamed: " << streamed.status().ToString()
+                                         << "\n generic: " << generic.status().ToString();
+  if (!streamed.ok()) {
+    std::string expected = generic.status().message();
+    const std::string prefix = "items[0].";
+    for (size_t at = expected.find(prefix); at != std::string::npos; at = expected.find(prefix))
+      expected.erase(at, prefix.size());
+    EXPECT_EQ(streamed.status().message(), expected) << body;
+    return;
+  }
+  ASSERT_EQ(generic->items.size(), 1U);
+  const Disk& a = *streamed;
+  const Disk& b = generic->items[0];
+  EXPECT_EQ(std::tie(a.id, a.name, a.description, a.project_id, a.snapshot_id, a.image_id, a.size,
+                     a.block_size, a.state.state, a.state.instance, a.disk_type, a.read_only,
+                     a.time_created, a.time_modified),
+            std::tie(b.id, b.name, b.description, b.project_id, b.snapshot_id, b.image_id, b.size,
+                     b.block_size, b.state.state, b.state.instance, b.disk_type, b.read_only,
+                     b.time_created, b.time_modified))
+      << body;
+}
+
+TEST(Parsing, StreamedDiskReaderAgreesWithTheDocumentReaderOnEveryChange) {
+  const std::vector<Json> values = {nullptr,
+                                    5,
+                                    -1,
+                                    1.5,
+                                    "text",
+                                    "",
+                                    true,
+                                    Json::object(),
+                                    Json::array({1, {{"state", "x"}}}),
+                                    18446744073709551615ULL};
+  const Json base = DiskJson();
+  std::vector<std::string> bodies = {base.dump()};
+  for (const auto& [field, unused] : base.items()) {
+    Json erased = base;
+    erased.erase(field);
+    bodies.push_back(erased.dump());
+    for (const Json& value : values) {
+      Json changed = base;
+      changed[field] = value;
+      bodies.push_back(changed.dump());
+    }
+  }
+  for (const char* state :
+       {"creating", "detached", "attaching", "attached", "detaching", "faulted", "maintenance"}) {
+    for (const char* member : {"state", "instance"}) {
+      Json without = base;
+      without["state"]["state"] = state;
+      without["state"].erase(member);
+      bodies.push_back(without.dump());
+      for (const Json& value : values) {
+        Json changed = base;
+        changed["state"]["state"] = state;
+        changed["state"][member] = value;
+        bodies.push_back(changed.dump());
+      }
+    }
+  }
+  // What a document cannot hold twice or in another order: raw bodies.
+  const std::string disk = base.dump();
+  const std::string inner = disk.substr(1, disk.size() - 2);
+  bodies.push_back("{" + inner + R"(,"size":"twice","state":{"state":"detached"}})");
+  bodies.push_back(R"({"state":{"state":"attached"},"state":{"state":"detached"},)" + inner + "}");
+  bodies.push_back("{" + inner + R"(,"nested":{"size":"x","state":{"state":5},"id":[]}})");
+  bodies.push_back(R"({"zzz":[{"a":{"b":[]}}],)" + inner + "}");
+  bodies.push_back("{}");
+  bodies.push_back(R"({"state":{}})");
+  for (const std::string& body : bodies) {
+    SCOPED_TRACE(body);
+    ExpectSameAsPageReader(body);
+  }
+  EXPECT_GT(bodies.size(), 250U);
+}
+
+TEST(Parsing, StreamedDiskReaderRejectsWhatIsNotOneJsonObject) {
+  for (const char* body : {"", "{oops", "{} x", "[", "{\"id\":}", "nul"}) {
+    HttpResponse response;
+    response.body = body;
+    EXPECT_NE(ParseDisk("get disk", response).status().message().find("the body is not JSON"),
+              std::string::npos)
+        << body;
+  }
+  for (const char* body : {"null", "5", "\"disk\"", "[]", "[{}]"}) {
+    HttpResponse response;
+    response.body = body;
+    EXPECT_NE(
+        ParseDisk("get disk", response).status().message().find("the body is not a JSON object"),
+        std::string::npos)
+        << body;
+  }
 }
 
 TEST(Parsing, UtilizationNested) {
