@@ -117,7 +117,8 @@ class DiskSax : public nlohmann::json_sax<Json> {
   }
   bool string(string_t& value) override {
     if (Value(Event::kString)) {
-      if (std::string* target = StringTarget()) *target = std::move(value);
+      if (std::string* target = StringTarget())
+        *target = value;  // a copy: the parser keeps its buffer
     }
     return true;
   }
