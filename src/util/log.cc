@@ -31,15 +31,50 @@ const char* LevelName(Level level) {
   return "info";
 }
 
-std::string Timestamp() {
+std::string RedactWith(std::string text, const std::vector<std::string>& secrets) {
+  for (const std::string& secret : secrets) {
+    for (size_t pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos)) {
+      text.replace(pos, secret.size(), "[REDACTED]");
+      pos += 10;
+    }
+  }
+  return text;
+}
+
+// Appends the time as 2026-11-22T10:23:11.123456Z. The part up to the seconds is formatted once
+// per second per thread.
+void AppendTimestamp(std::string& out) {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
-  tm utc{};
-  gmtime_r(&ts.tv_sec, &utc);
-  char buf[40];
-  size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
-  snprintf(buf + n, sizeof buf - n, ".%06ldZ", ts.tv_nsec / 1000);
-  return buf;
+  thread_local time_t formatted_second = -1;
+  thread_local char second_text[32];
+  if (ts.tv_sec != formatted_second) {
+    tm utc{};
+    gmtime_r(&ts.tv_sec, &utc);
+    strftime(second_text, sizeof second_text, "%Y-%m-%dT%H:%M:%S", &utc);
+    formatted_second = ts.tv_sec;
+  }
+  out += second_text;
+  char micros[9] = {'.', '0', '0', '0', '0', '0', '0', 'Z', '\0'};
+  for (long us = ts.tv_nsec / 1000, i = 6; i >= 1; --i, us /= 10)
+    micros[i] = static_cast<char>('0' + us % 10);
+  out += micros;
+}
+
+// Appends `value`, or a copy with the registered secrets replaced when it holds one. The caller
+// holds g_secrets_mutex when `secrets` is not null.
+template <typename Append>
+void AppendRedacted(std::string& out, std::string_view value,
+                    const std::vector<std::string>* secrets, Append append) {
+  if (secrets != nullptr) {
+    for (const std::string& secret : *secrets) {
+      if (value.find(secret) != std::string_view::npos) {
+        append(out, RedactWith(std::string(value), *secrets));
+        return;
+      }
+    }
+  }
+  append(out, value);
 }
 
 void AppendJsonString(std::string& out, std::string_view s) {
@@ -124,13 +159,7 @@ void RegisterSecret(std::string secret) {
 std::string Redact(std::string text) {
   if (!g_has_secrets.load(std::memory_order_acquire)) return text;
   std::lock_guard lock(g_secrets_mutex);
-  for (const std::string& secret : g_secrets) {
-    for (size_t pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos)) {
-      text.replace(pos, secret.size(), "[REDACTED]");
-      pos += 10;
-    }
-  }
-  return text;
+  return RedactWith(std::move(text), g_secrets);
 }
 
 bool Enabled(Level level) {
@@ -139,30 +168,46 @@ bool Enabled(Level level) {
 
 void Write(Level level, std::string_view message, Fields fields) {
   std::string line;
-  line.reserve(160);
+  line.reserve(256);
+  // One lock per record (not per field) while values are checked for secrets.
+  std::unique_lock<std::mutex> lock;
+  const std::vector<std::string>* secrets = nullptr;
+  if (g_has_secrets.load(std::memory_order_acquire)) {
+    lock = std::unique_lock(g_secrets_mutex);
+    secrets = &g_secrets;
+  }
   if (g_format.load(std::memory_order_relaxed) == Format::kJson) {
-    line += "{\"time\":\"" + Timestamp() + "\",\"level\":\"" + LevelName(level) + "\",\"msg\":";
-    AppendJsonString(line, Redact(std::string(message)));
+    line += "{\"time\":\"";
+    AppendTimestamp(line);
+    line += "\",\"level\":\"";
+    line += LevelName(level);
+    line += "\",\"msg\":";
+    AppendRedacted(line, message, secrets, AppendJsonString);
     for (const auto& [key, value] : fields) {
       if (value.empty()) continue;
       line += ',';
       AppendJsonString(line, key);
       line += ':';
-      AppendJsonString(line, Redact(value));
+      AppendRedacted(line, value, secrets, AppendJsonString);
     }
     line += "}\n";
   } else {
-    line += "time=" + Timestamp() + " level=" + LevelName(level) + " msg=";
-    AppendTextValue(line, Redact(std::string(message)));
+    line += "time=";
+    AppendTimestamp(line);
+    line += " level=";
+    line += LevelName(level);
+    line += " msg=";
+    AppendRedacted(line, message, secrets, AppendTextValue);
     for (const auto& [key, value] : fields) {
       if (value.empty()) continue;
       line += ' ';
       line += key;
       line += '=';
-      AppendTextValue(line, Redact(value));
+      AppendRedacted(line, value, secrets, AppendTextValue);
     }
     line += '\n';
   }
+  if (lock.owns_lock()) lock.unlock();
   // One write per record keeps lines from different threads whole.
   ssize_t ignored = ::write(g_fd.load(std::memory_order_relaxed), line.data(), line.size());
   (void)ignored;

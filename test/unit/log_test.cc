@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "support/temp_dir.h"
@@ -48,6 +50,25 @@ TEST_F(LogTest, JsonRecordsAreOneParsableObjectPerLine) {
   EXPECT_EQ(record["volume_id"], "v\"1");
   EXPECT_FALSE(record.contains("empty"));
   EXPECT_TRUE(record.contains("time"));
+}
+
+TEST_F(LogTest, RecordsCarryTheUtcTimeToTheMicrosecond) {
+  const std::time_t before = std::time(nullptr);
+  log::Info("first");
+  log::Info("second");
+  const std::time_t after = std::time(nullptr);
+  auto lines = Lines();
+  ASSERT_EQ(lines.size(), 2u);
+  const std::regex stamp(R"(^time=(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d{6}Z level=info )");
+  for (const std::string& line : lines) {
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(line, match, stamp)) << line;
+    std::tm utc{};
+    ASSERT_NE(strptime(match[1].str().c_str(), "%Y-%m-%dT%H:%M:%S", &utc), nullptr);
+    const std::time_t logged = timegm(&utc);
+    EXPECT_GE(logged, before) << line;
+    EXPECT_LE(logged, after) << line;
+  }
 }
 
 TEST_F(LogTest, TextRecordsQuoteValuesWithSpaces) {
