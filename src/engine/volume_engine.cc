@@ -108,8 +108,8 @@ void VolumeEngine::AfterCommit(const JobPtr& job, std::function<void()> next) {
   });
 }
 
-void VolumeEngine::Complete(const JobPtr& job, const OperationResult& result,
-                            const char* journal_state, const std::optional<store::VolumeRow>& row) {
+void VolumeEngine::Complete(const JobPtr& job, OperationResult result, const char* journal_state,
+                            const std::optional<store::VolumeRow>& row) {
   if (!job->temp_snapshot.empty()) {
     std::string temp = std::exchange(job->temp_snapshot, "");
     return DropTemporarySnapshot(
@@ -125,9 +125,10 @@ void VolumeEngine::Complete(const JobPtr& job, const OperationResult& result,
     tracker_.Finish(job->key, written);
     return;
   }
-  commit_->WhenDurable([this, alive = alive_, job, result](Status committed) {
+  commit_->WhenDurable([this, alive = alive_, job, result = std::move(result)](Status committed) {
     if (!*alive) return;
-    tracker_.Finish(job->key, committed.ok() ? result : OperationResult(committed));
+    if (committed.ok()) return tracker_.Finish(job->key, result);
+    tracker_.Finish(job->key, OperationResult(committed));
   });
 }
 
@@ -345,9 +346,10 @@ void VolumeEngine::ContinuePublish(const JobPtr& job, const std::string& volume_
                                              " to instance " + node_id + " but reports it " +
                                              disk->state.state + "; retry"));
             }
-            Complete(job, *disk, kDone, RowFromDisk(*disk, job->before->co_name));
+            store::VolumeRow published = RowFromDisk(*disk, job->before->co_name);
+            Complete(job, std::move(*disk), kDone, published);
           };
-          if (attached->state.state == "attached") return done(*attached);
+          if (attached->state.state == "attached") return done(std::move(attached));
           PollDisk(
               volume_id, job->give_up, options_.poll_first,
               [](const Disk& d) { return d.state.state != "attaching"; }, done);
@@ -406,7 +408,8 @@ void VolumeEngine::ContinueUnpublish(const JobPtr& job, const std::string& volum
           if (!*alive) return;
           std::string co_name = job->before ? job->before->co_name : "";
           if (detached.ok() && detached->state.state == "detached") {
-            return Complete(job, *detached, kDone, RowFromDisk(*detached, co_name));
+            store::VolumeRow unpublished = RowFromDisk(*detached, co_name);
+            return Complete(job, std::move(*detached), kDone, unpublished);
           }
           Status error = detached.status();
           bool elsewhere =
@@ -428,7 +431,8 @@ void VolumeEngine::ContinueUnpublish(const JobPtr& job, const std::string& volum
                   return Revert(job, Unavailable("disk " + disk->name + " is still attached to " +
                                                  node_id + "; retry"));
                 }
-                Complete(job, *disk, kDone, RowFromDisk(*disk, co_name));
+                store::VolumeRow unpublished = RowFromDisk(*disk, co_name);
+                Complete(job, std::move(*disk), kDone, unpublished);
               });
         });
   });

@@ -79,7 +79,7 @@ class VolumeEngine {
   void AfterCommit(const JobPtr& job, std::function<void()> next);
   // Closes the journal entry, records `row` (or removes the volume when nullopt) and answers
   // everyone waiting once that is durable.
-  void Complete(const JobPtr& job, const OperationResult& result, const char* journal_state,
+  void Complete(const JobPtr& job, OperationResult result, const char* journal_state,
                 const std::optional<store::VolumeRow>& row);
   void Revert(const JobPtr& job, const Status& error);
 
