@@ -6,6 +6,7 @@
 
 #include "engine/disk_naming.h"
 #include "engine/journal_outcome.h"
+#include "engine/recovery_retry.h"
 #include "util/log.h"
 
 namespace oxide::engine {
@@ -336,12 +337,9 @@ void SnapshotEngine::RecoverEntry(const store::OperationRow& entry,
       key, [this, alive = alive_, entry, key, co_name, retry_delay](StatusOr<Snapshot> found) {
         if (!*alive) return;
         if (!found.ok() && found.status().code() != StatusCode::kNotFound) {
-          log::Warn(
-              "cannot reconcile an unfinished snapshot operation yet; will retry",
-              {{"snapshot", key}, {"operation", entry.kind}, {"error", found.status().message()}});
-          auto next = std::min(retry_delay * 2, options_.recovery_retry_max);
-          delayed_.RunAfter(retry_delay, [this, entry, next] { RecoverEntry(entry, next); });
-          return;
+          return RetryRecoveryLater(delayed_, entry, {"snapshot", key}, found.status(), retry_delay,
+                                    options_.recovery_retry_max,
+                                    [this, entry](auto next) { RecoverEntry(entry, next); });
         }
         std::optional<store::SnapshotRow> row =
             entry.kind == kCreateKind ? snapshots_->FindByName(key) : snapshots_->FindById(key);

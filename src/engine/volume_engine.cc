@@ -6,6 +6,7 @@
 
 #include "engine/disk_naming.h"
 #include "engine/journal_outcome.h"
+#include "engine/recovery_retry.h"
 #include "engine/volume_state.h"
 #include "util/log.h"
 
@@ -534,12 +535,9 @@ void VolumeEngine::Recover(const store::OperationRow& entry,
                         before](StatusOr<Disk> disk) {
     if (!*alive) return;
     if (!disk.ok() && disk.status().code() != StatusCode::kNotFound) {
-      log::Warn(
-          "cannot reconcile an unfinished operation yet; will retry",
-          {{"volume_id", key}, {"operation", entry.kind}, {"error", disk.status().message()}});
-      auto next = std::min(retry_delay * 2, options_.recovery_retry_max);
-      delayed_.RunAfter(retry_delay, [this, entry, next] { Recover(entry, next); });
-      return;
+      return RetryRecoveryLater(delayed_, entry, {"volume_id", key}, disk.status(), retry_delay,
+                                options_.recovery_retry_max,
+                                [this, entry](auto next) { Recover(entry, next); });
     }
     if (disk.ok() && entry.kind == "create" &&
         (disk->state.state == "creating" || disk->state.state == "maintenance")) {

@@ -232,5 +232,24 @@ TEST_F(SnapshotEngineTest, RecoveryClosesUnfinishedEntriesAndResumesTracking) {
   EXPECT_EQ(RowState(taken), "ready");
 }
 
+TEST_F(SnapshotEngineTest, RecoveryWaitsOutAnOxideOutageAndThenClosesTheEntry) {
+  const std::string lost = SnapshotNameFor("recover-outage");
+  auto entry = journal_->BeginOperation("snapshot_create", lost, R"({"co_name":"recover-outage"})");
+  ASSERT_TRUE(entry.ok());
+  commit_->Flush();
+  SetFaults({{{"operation", "snapshot_view"}, {"error_503", 1.0}}});
+  Restart();
+  EXPECT_EQ(engine_->RecoverUnfinished(), 1u);
+  // Past the first recovery retry (1 s after the first attempt gave up), which fails too.
+  RunUntil([] { return false; }, 1500ms);
+  commit_->Flush();
+  EXPECT_EQ(journal_->FindOperation(*entry)->state, "pending")
+      << "still open while Oxide is unavailable";
+  SetFaults(nlohmann::json::array());
+  ASSERT_TRUE(RunUntil([&] { return engine_->tracker().in_flight() == 0; }, 10s));
+  commit_->Flush();
+  EXPECT_EQ(journal_->FindOperation(*entry)->state, "rolled_back");
+}
+
 }  // namespace
 }  // namespace engine_test

@@ -1,0 +1,22 @@
+#include "engine/recovery_retry.h"
+
+#include <algorithm>
+
+#include "util/log.h"
+
+namespace oxide::engine {
+
+void RetryRecoveryLater(DelayedTasks& delayed, const store::OperationRow& entry,
+                        std::pair<const char*, std::string> object, const Status& error,
+                        std::chrono::milliseconds delay, std::chrono::milliseconds max,
+                        std::function<void(std::chrono::milliseconds next_delay)> retry) {
+  log::Warn("cannot reconcile an unfinished operation yet; will retry",
+            {{object.first, object.second},
+             {"operation", entry.kind},
+             {"error", error.message()},
+             {"retry_in_ms", std::to_string(delay.count())}});
+  const auto next = std::min(delay * 2, max);
+  delayed.RunAfter(delay, [retry = std::move(retry), next] { retry(next); });
+}
+
+}  // namespace oxide::engine
