@@ -54,7 +54,14 @@ HttpRequest Post(std::string target, const Json& body, bool idempotent) {
 // for our own disk, so creates are never repeated and the engine looks the disk up instead.
 constexpr bool kAttachDetachIdempotent = true;
 
+constexpr std::string_view kInAnotherProject = "belongs to another project";
+
 }  // namespace
+
+bool IsInAnotherProject(const Status& status) {
+  return status.code() == StatusCode::kFailedPrecondition &&
+         status.message().find(kInAnotherProject) != std::string::npos;
+}
 
 ClientConfig ClientConfigFromSettings(const Settings& settings) {
   ClientConfig config;
@@ -126,6 +133,44 @@ void OxideClient::CallNoBody(HttpRequest request, std::string what, DoneStatus d
   });
 }
 
+template <typename T>
+Done<T> OxideClient::OnlyInProject(const char* kind, Done<T> done) {
+  return [this, kind, done = std::move(done)](StatusOr<T> found) mutable {
+    if (!found.ok() || (!project_id_.empty() && found->project_id == project_id_)) {
+      return done(std::move(found));
+    }
+    ResolveProjectId([this, kind, found = std::move(*found),
+                      done = std::move(done)](StatusOr<std::string> ours) mutable {
+      if (!ours.ok()) return done(ours.status());
+      if (found.project_id == *ours) return done(std::move(found));
+      done(FailedPrecondition("Oxide " + std::string(kind) + " " + found.id + " (" +
+                              Quoted(found.name) + ") " + std::string(kInAnotherProject) + " (" +
+                              found.project_id + "), not to project " + Quoted(project_) +
+                              " that this plugin manages (--oxide-project), so the plugin does "
+                              "not act on it; use a plugin configured for that project"));
+    });
+  };
+}
+
+void OxideClient::ResolveProjectId(Done<std::string> done) {
+  project_id_waiters_.push_back(std::move(done));
+  if (project_id_waiters_.size() > 1) return;  // a request is already on its way
+  GetProject(project_, [this](StatusOr<Project> project) {
+    Status error = project.status();
+    if (project.ok()) {
+      project_id_ = project->id;
+    } else if (error.code() == StatusCode::kNotFound) {
+      error = FailedPrecondition("project " + Quoted(project_) +
+                                 " (--oxide-project) does not exist in Oxide: " + error.message());
+    }
+    std::vector<Done<std::string>> waiters = std::move(project_id_waiters_);
+    project_id_waiters_.clear();
+    for (Done<std::string>& waiter : waiters) {
+      project.ok() ? waiter(project->id) : waiter(error);
+    }
+  });
+}
+
 std::string OxideClient::PageQuery(const PageRequest& page) const {
   Query query;
   query.Add("project", project_);  // ignored by the server when a token is given (§4)
@@ -136,6 +181,7 @@ std::string OxideClient::PageQuery(const PageRequest& page) const {
 }
 
 void OxideClient::GetDisk(const std::string& name_or_id, Done<Disk> done) {
+  if (IsUuid(name_or_id)) done = OnlyInProject<Disk>("disk", std::move(done));
   Call<Disk>(Get(ObjectTarget("disks", name_or_id, project_)), "get disk " + Quoted(name_or_id),
              &ParseDisk, std::move(done));
 }
@@ -208,6 +254,7 @@ void OxideClient::CreateSnapshot(const SnapshotCreate& request, Done<Snapshot> d
 }
 
 void OxideClient::GetSnapshot(const std::string& name_or_id, Done<Snapshot> done) {
+  if (IsUuid(name_or_id)) done = OnlyInProject<Snapshot>("snapshot", std::move(done));
   Call<Snapshot>(Get(ObjectTarget("snapshots", name_or_id, project_)),
                  "get snapshot " + Quoted(name_or_id), &ParseSnapshot, std::move(done));
 }
@@ -221,6 +268,11 @@ void OxideClient::ListSnapshots(const PageRequest& page, Done<Page<Snapshot>> do
   Call<Page<Snapshot>>(Get("/v1/snapshots" + PageQuery(page)),
                        "list snapshots of project " + Quoted(project_), &ParseSnapshotPage,
                        std::move(done));
+}
+
+void OxideClient::GetProject(const std::string& name_or_id, Done<Project> done) {
+  Call<Project>(Get("/v1/projects/" + PercentEncode(name_or_id)),
+                "get project " + Quoted(name_or_id), &ParseProject, std::move(done));
 }
 
 void OxideClient::GetUtilization(Done<Utilization> done) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/curl_multi_transport.h"
 #include "backend/http_types.h"
@@ -46,9 +47,13 @@ class OxideClient {
   OxideClient(const OxideClient&) = delete;
   OxideClient& operator=(const OxideClient&) = delete;
 
-  // `name_or_id`: a UUID is looked up by id, anything else as a name in the project.
+  // `name_or_id`: a UUID is looked up by id, anything else as a name in the project. Oxide finds
+  // an id in any project the token can see; a disk or snapshot found by id that is not in the
+  // configured project is refused with FAILED_PRECONDITION (IsInAnotherProject() tells).
   void GetDisk(const std::string& name_or_id, Done<Disk> done);
   void CreateDisk(const DiskCreate& request, Done<Disk> done);
+  // Deletes (and attach/detach) by id are not checked: pass only ids known to be the project's,
+  // from a local row or a GetDisk/GetSnapshot.
   void DeleteDisk(const std::string& name_or_id, DoneStatus done);
   void ListDisks(const PageRequest& page, Done<Page<Disk>> done);
 
@@ -64,6 +69,7 @@ class OxideClient {
   void DeleteSnapshot(const std::string& name_or_id, DoneStatus done);
   void ListSnapshots(const PageRequest& page, Done<Page<Snapshot>> done);
 
+  void GetProject(const std::string& name_or_id, Done<Project> done);
   void GetUtilization(Done<Utilization> done);
   void GetCurrentUser(Done<CurrentUser> done);  // validates the token
   void Ping(DoneStatus done);                   // liveness only: needs no token
@@ -81,10 +87,21 @@ class OxideClient {
   void Send(HttpRequest request, const std::string& what, HttpCallback done);
   Status Scrub(Status status) const;
   std::string PageQuery(const PageRequest& page) const;
+  // Wraps `done` so that an object found by id reaches it only when it is in the project.
+  template <typename T>
+  Done<T> OnlyInProject(const char* kind, Done<T> done);
+  // The configured project's id, asked of Oxide (concurrent callers share one request). Asked
+  // again whenever an object's project differs: a project deleted and made again has a new id.
+  void ResolveProjectId(Done<std::string> done);
 
   std::unique_ptr<HttpTransport> transport_;
   std::string project_;
   std::string token_;
+  std::string project_id_;  // empty until resolved
+  std::vector<Done<std::string>> project_id_waiters_;
 };
+
+// True for the FAILED_PRECONDITION of an object found by id in another project.
+bool IsInAnotherProject(const Status& status);
 
 }  // namespace oxide::backend

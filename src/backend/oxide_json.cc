@@ -115,6 +115,12 @@ void Read(FieldReader& r, Snapshot* s) {
   r.String("time_modified", &s->time_modified);
 }
 
+void Read(FieldReader& r, Project* p) {
+  r.String("id", &p->id);
+  r.String("name", &p->name);
+  r.String("description", &p->description);
+}
+
 void Read(FieldReader& r, Instance* i) {
   r.String("id", &i->id);
   r.String("name", &i->name);
@@ -196,6 +202,9 @@ StatusOr<Disk> ParseDisk(std::string_view what, const HttpResponse& response) {
 }
 StatusOr<Snapshot> ParseSnapshot(std::string_view what, const HttpResponse& response) {
   return Parse<Snapshot>(what, response);
+}
+StatusOr<Project> ParseProject(std::string_view what, const HttpResponse& response) {
+  return Parse<Project>(what, response);
 }
 StatusOr<Instance> ParseInstance(std::string_view what, const HttpResponse& response) {
   return Parse<Instance>(what, response);

@@ -14,6 +14,7 @@ namespace oxide::backend {
 // `what` names the request for the error message, e.g. `get disk "pv-a"`.
 StatusOr<Disk> ParseDisk(std::string_view what, const HttpResponse& response);
 StatusOr<Snapshot> ParseSnapshot(std::string_view what, const HttpResponse& response);
+StatusOr<Project> ParseProject(std::string_view what, const HttpResponse& response);
 StatusOr<Instance> ParseInstance(std::string_view what, const HttpResponse& response);
 StatusOr<Utilization> ParseUtilization(std::string_view what, const HttpResponse& response);
 StatusOr<CurrentUser> ParseCurrentUser(std::string_view what, const HttpResponse& response);

@@ -32,6 +32,10 @@ struct Snapshot {
   std::string time_created, time_modified;
 };
 
+struct Project {
+  std::string id, name, description;
+};
+
 struct Instance {
   std::string id, name, description, project_id, hostname;
   uint64_t ncpus = 0, memory = 0;

@@ -112,7 +112,9 @@ void ControllerService::ListSnapshots(const rpc::CallInfo&,
     if (!IsUuid(request.snapshot_id())) return shared->Ok({});  // no such snapshot: empty list
     oxide_->GetSnapshot(request.snapshot_id(), [shared, source](StatusOr<Snapshot> snapshot) {
       Response response;
-      if (!snapshot.ok() && snapshot.status().code() != StatusCode::kNotFound) {
+      // One of another project is not listed, as in a listing of all.
+      if (!snapshot.ok() && snapshot.status().code() != StatusCode::kNotFound &&
+          !backend::IsInAnotherProject(snapshot.status())) {
         return shared->Fail(snapshot.status());
       }
       if (snapshot.ok() && (source.empty() || snapshot->disk_id == source)) {

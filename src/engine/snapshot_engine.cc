@@ -276,30 +276,42 @@ void SnapshotEngine::Delete(const std::string& snapshot_id, SnapshotWaiter done)
   commit_->WhenDurable([this, alive = alive_, snapshot_id, op_id](Status journaled) {
     if (!*alive) return;
     if (!journaled.ok()) return tracker_.Finish(snapshot_id, journaled);
-    oxide_->DeleteSnapshot(snapshot_id, [this, alive, snapshot_id, op_id](Status deleted) {
+    if (snapshots_->FindById(snapshot_id)) return DeleteKnown(snapshot_id, op_id);
+    // An id this plugin has not seen: Oxide deletes by id in any project, so look first.
+    oxide_->GetSnapshot(snapshot_id, [this, alive, snapshot_id, op_id](StatusOr<Snapshot> found) {
       if (!*alive) return;
-      Status result = deleted;
-      const char* state = kJournalFailed;
-      if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
-        result = Status::Ok();
-        state = kJournalDone;
-        if (auto row = snapshots_->FindById(snapshot_id))
-          (void)snapshots_->Remove(row->snapshot_name);
-        uploads_.Forget(snapshot_id);
-      } else if (deleted.code() == StatusCode::kFailedPrecondition &&
-                 deleted.message().find("in state Creating") != std::string::npos) {
-        result = Aborted("snapshot " + snapshot_id +
-                         " is still being created by Oxide, which deletes a snapshot only once "
-                         "it is ready; retry (ListSnapshots shows when ready_to_use is true)");
-      }
-      Status written = journal_->FinishOperation(op_id, state, JournalOutcome(result));
-      commit_->WhenDurable([this, alive, snapshot_id, result, written](Status committed) {
-        if (!*alive) return;
-        Status final = !written.ok() ? written : !committed.ok() ? committed : result;
-        tracker_.Finish(snapshot_id,
-                        final.ok() ? SnapshotResult(Snapshot{}) : SnapshotResult(final));
-      });
+      if (found.ok()) return DeleteKnown(snapshot_id, op_id);
+      FinishDelete(snapshot_id, op_id, found.status());
     });
+  });
+}
+
+void SnapshotEngine::DeleteKnown(const std::string& snapshot_id, int64_t op_id) {
+  oxide_->DeleteSnapshot(snapshot_id, [this, alive = alive_, snapshot_id, op_id](Status deleted) {
+    if (*alive) FinishDelete(snapshot_id, op_id, deleted);
+  });
+}
+
+void SnapshotEngine::FinishDelete(const std::string& snapshot_id, int64_t op_id,
+                                  const Status& deleted) {
+  Status result = deleted;
+  const char* state = kJournalFailed;
+  if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
+    result = Status::Ok();
+    state = kJournalDone;
+    if (auto row = snapshots_->FindById(snapshot_id)) (void)snapshots_->Remove(row->snapshot_name);
+    uploads_.Forget(snapshot_id);
+  } else if (deleted.code() == StatusCode::kFailedPrecondition &&
+             deleted.message().find("in state Creating") != std::string::npos) {
+    result = Aborted("snapshot " + snapshot_id +
+                     " is still being created by Oxide, which deletes a snapshot only once "
+                     "it is ready; retry (ListSnapshots shows when ready_to_use is true)");
+  }
+  Status written = journal_->FinishOperation(op_id, state, JournalOutcome(result));
+  commit_->WhenDurable([this, alive = alive_, snapshot_id, result, written](Status committed) {
+    if (!*alive) return;
+    Status final = !written.ok() ? written : !committed.ok() ? committed : result;
+    tracker_.Finish(snapshot_id, final.ok() ? SnapshotResult(Snapshot{}) : SnapshotResult(final));
   });
 }
 
@@ -336,6 +348,11 @@ void SnapshotEngine::RecoverEntry(const store::OperationRow& entry,
   oxide_->GetSnapshot(
       key, [this, alive = alive_, entry, key, co_name, retry_delay](StatusOr<Snapshot> found) {
         if (!*alive) return;
+        if (backend::IsInAnotherProject(found.status())) {
+          // Never the project's (a delete of a foreign id that crashed before its lookup).
+          return CloseEntry(entry.id, key, kJournalRolledBack,
+                            "reconciled with Oxide at start: " + found.status().message());
+        }
         if (!found.ok() && found.status().code() != StatusCode::kNotFound) {
           return RetryRecoveryLater(delayed_, entry, {"snapshot", key}, found.status(), retry_delay,
                                     options_.recovery_retry_max,

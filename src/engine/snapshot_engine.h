@@ -70,6 +70,9 @@ class SnapshotEngine {
   void Adopt(const JobPtr& job, const Status& post_error);
   void Accept(const JobPtr& job, const backend::Snapshot& snapshot);
   void Fail(const JobPtr& job, const Status& error);
+  // DeleteSnapshot's Oxide call for an id known to be the project's, and the journal close.
+  void DeleteKnown(const std::string& snapshot_id, int64_t op_id);
+  void FinishDelete(const std::string& snapshot_id, int64_t op_id, const Status& deleted);
   // Whether `snapshot` is the one `spec` asks for; else the ALREADY_EXISTS to answer.
   Status Matches(const SnapshotSpec& spec, const backend::Snapshot& snapshot) const;
 

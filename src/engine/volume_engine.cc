@@ -292,12 +292,24 @@ void VolumeEngine::Delete(const std::string& volume_id, OperationWaiter done) {
 }
 
 void VolumeEngine::ContinueDelete(const JobPtr& job, const std::string& volume_id) {
-  oxide_->DeleteDisk(volume_id, [this, alive = alive_, job](Status deleted) {
+  auto delete_disk = [this, job, volume_id] {
+    oxide_->DeleteDisk(volume_id, [this, alive = alive_, job](Status deleted) {
+      if (!*alive) return;
+      if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
+        return Complete(job, Disk{}, kDone, std::nullopt);
+      }
+      Revert(job, deleted);
+    });
+  };
+  if (job->before) return delete_disk();  // a row is only made for a disk of the project
+  // An id this plugin has not seen: Oxide deletes by id in any project, so look first.
+  oxide_->GetDisk(volume_id, [this, alive = alive_, job, delete_disk](StatusOr<Disk> disk) {
     if (!*alive) return;
-    if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
+    if (disk.ok()) return delete_disk();
+    if (disk.status().code() == StatusCode::kNotFound) {
       return Complete(job, Disk{}, kDone, std::nullopt);
     }
-    Revert(job, deleted);
+    Revert(job, disk.status());
   });
 }
 
@@ -534,6 +546,10 @@ void VolumeEngine::Recover(const store::OperationRow& entry,
   oxide_->GetDisk(key, [this, alive = alive_, entry, retry_delay, key, co_name, node,
                         before](StatusOr<Disk> disk) {
     if (!*alive) return;
+    if (backend::IsInAnotherProject(disk.status())) {
+      // Never the project's (a delete of a foreign id that crashed before its lookup).
+      return FinishRecovery(entry, kRolledBack, std::nullopt, key);
+    }
     if (!disk.ok() && disk.status().code() != StatusCode::kNotFound) {
       return RetryRecoveryLater(delayed_, entry, {"volume_id", key}, disk.status(), retry_delay,
                                 options_.recovery_retry_max,

@@ -106,6 +106,18 @@ TEST_F(RecoveryTest, ADeleteThatDidNotHappenIsRolledBack) {
   EXPECT_TRUE(GetDisk(disk->id).ok()) << "recovery never deletes";
 }
 
+TEST_F(RecoveryTest, AnEntryForADiskOfAnotherProjectIsRolledBackAndLeavesItAlone) {
+  ASSERT_EQ(control().post("/__sim/projects", {{"name", "other"}}).status, 201);
+  sim_test::Reply made = control().post("/v1/disks?project=other", sim_test::blank_disk("theirs"));
+  ASSERT_EQ(made.status, 201) << made.body;
+  const std::string foreign = made.json()["id"];
+  // A DeleteVolume of a foreign id, journaled, and the plugin killed before its lookup.
+  CrashedWith("delete", foreign, "{}", std::nullopt);
+  EXPECT_EQ(Recover(), "rolled_back");
+  EXPECT_FALSE(store_->FindByVolumeId(foreign).has_value());
+  EXPECT_EQ(control().get("/v1/disks/" + foreign).status, 200) << "recovery deleted it";
+}
+
 TEST_F(RecoveryTest, APublishThatHappenedIsCompleted) {
   std::string node = ControlInstance("node-1", "stopped");
   auto disk = CreateBlankDisk(DiskNameFor("pvc-r6"));

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "controller_fixture.h"
+#include "support/controller_rig.h"
 
 namespace oxide::testing {
 namespace {
@@ -492,6 +493,70 @@ TEST_F(ControllerTest, AFreshReplicaWithAnEmptyDatabaseFindsTheSameVolumes) {
   ASSERT_TRUE(Unpublish(volume.volume_id(), "").ok());
   ASSERT_TRUE(Delete(volume.volume_id()).ok());
   EXPECT_TRUE(SimDisk(volume.volume_id()).is_null());
+}
+
+// ---- objects of another project ------------------------------------------------------------
+
+// Oxide finds a disk by id in any project the token can see; the plugin acts only on its own
+// project's, so a wrong volume handle can never detach, attach or delete someone else's disk.
+TEST_F(ControllerTest, ADiskOfAnotherProjectIsNeverTouched) {
+  ASSERT_EQ(api_->post("/__sim/projects", {{"name", "other"}}).status, 201);
+  sim_test::Reply made = api_->post("/v1/disks?project=other", sim_test::blank_disk("theirs"));
+  ASSERT_EQ(made.status, 201) << made.body;
+  const std::string foreign = made.json()["id"];
+  sim_test::Reply instance = api_->post(
+      "/__sim/instances", {{"project", "other"}, {"name", "their-vm"}, {"run_state", "stopped"}});
+  ASSERT_EQ(instance.status, 201) << instance.body;
+  const std::string their_vm = instance.json()["id"];
+  const std::string our_node = Instance("node-ours");
+
+  const std::string refusal = "belongs to another project";
+  ExpectCode(Publish(foreign, their_vm), StatusCode::FAILED_PRECONDITION, refusal);
+  ExpectCode(Publish(foreign, our_node), StatusCode::FAILED_PRECONDITION, refusal);
+  EXPECT_EQ(SimDisk(foreign)["state"]["state"], "detached");
+
+  ASSERT_EQ(api_->post("/v1/instances/" + their_vm + "/disks/attach", {{"disk", foreign}}).status,
+            202);
+  ExpectCode(Unpublish(foreign, ""), StatusCode::FAILED_PRECONDITION, refusal);
+  ExpectCode(Unpublish(foreign, their_vm), StatusCode::FAILED_PRECONDITION, refusal);
+  EXPECT_EQ(SimDisk(foreign)["state"]["state"], "attached");
+  ASSERT_EQ(api_->post("/v1/instances/" + their_vm + "/disks/detach", {{"disk", foreign}}).status,
+            202);
+
+  ExpectCode(Delete(foreign), StatusCode::FAILED_PRECONDITION, "not to project \"demo\"");
+  EXPECT_FALSE(SimDisk(foreign).is_null()) << "another project's disk was deleted";
+  EXPECT_EQ(CountSimRequests("DELETE", "disk_delete"), 0);
+
+  csi::v1::ControllerGetVolumeRequest get;
+  get.set_volume_id(foreign);
+  csi::v1::ControllerGetVolumeResponse got;
+  ExpectCode(controller_->ControllerGetVolume(Call().get(), get, &got),
+             StatusCode::FAILED_PRECONDITION, refusal);
+  csi::v1::ValidateVolumeCapabilitiesRequest validate;
+  validate.set_volume_id(foreign);
+  *validate.add_volume_capabilities() = MountCapability();
+  csi::v1::ValidateVolumeCapabilitiesResponse validated;
+  ExpectCode(controller_->ValidateVolumeCapabilities(Call().get(), validate, &validated),
+             StatusCode::FAILED_PRECONDITION, refusal);
+  csi::v1::CreateVolumeRequest clone = CreateRequest("pvc-clone-of-theirs");
+  clone.mutable_volume_content_source()->mutable_volume()->set_volume_id(foreign);
+  ExpectCode(Create(clone), StatusCode::FAILED_PRECONDITION, refusal);
+
+  // The plugin's own volumes still work, and nothing of the foreign disk was recorded.
+  csi::v1::Volume ours = MustCreate("pvc-ours");
+  MustPublish(ours.volume_id(), our_node);
+  ASSERT_TRUE(Unpublish(ours.volume_id(), "").ok());
+  ASSERT_TRUE(Delete(ours.volume_id()).ok());
+  StopPlugin();
+  std::string error;
+  EXPECT_TRUE(SqliteQuery(setup_->state_db(),
+                          "SELECT * FROM volumes WHERE volume_id = '" + foreign + "'", &error)
+                  .empty())
+      << error;
+  EXPECT_TRUE(
+      SqliteQuery(setup_->state_db(), "SELECT id FROM operations WHERE state = 'pending'", &error)
+          .empty())
+      << error;
 }
 
 }  // namespace

@@ -262,6 +262,47 @@ TEST_F(CsiSnapshotTest, ListSnapshotsPagesAndFilters) {
   ExpectCode(List(bad, &one), StatusCode::INVALID_ARGUMENT, "max_entries");
 }
 
+// Oxide finds a snapshot by id in any project the token can see; the plugin acts only on its own.
+TEST_F(CsiSnapshotTest, ASnapshotOfAnotherProjectIsNeverTouched) {
+  ASSERT_EQ(api_->post("/__sim/projects", {{"name", "other"}}).status, 201);
+  sim_test::Reply disk = api_->post("/v1/disks?project=other", sim_test::blank_disk("theirs"));
+  ASSERT_EQ(disk.status, 201) << disk.body;
+  const std::string their_disk = disk.json()["id"];
+  sim_test::Reply snap =
+      api_->post("/v1/snapshots?project=other",
+                 {{"name", "their-snap"}, {"description", ""}, {"disk", their_disk}});
+  ASSERT_EQ(snap.status, 201) << snap.body;
+  const std::string foreign = snap.json()["id"];
+
+  ExpectCode(DeleteSnap(foreign), StatusCode::FAILED_PRECONDITION, "belongs to another project");
+  EXPECT_EQ(CountSimRequests("DELETE", "snapshot_delete"), 0);
+  ExpectCode(Create(FromSnapshot("pvc-from-theirs", foreign)), StatusCode::FAILED_PRECONDITION,
+             "belongs to another project");
+  csi::v1::CreateSnapshotResponse ignored;
+  csi::v1::CreateSnapshotRequest of_theirs;
+  of_theirs.set_name("snap-of-theirs");
+  of_theirs.set_source_volume_id(their_disk);
+  // Oxide itself refuses a snapshot, made in the plugin's project, of another project's disk.
+  ExpectCode(controller_->CreateSnapshot(Call().get(), of_theirs, &ignored),
+             StatusCode::FAILED_PRECONDITION, "same project");
+
+  // Listed neither in full nor by id, like any object outside the project.
+  csi::v1::ListSnapshotsRequest by_id;
+  by_id.set_snapshot_id(foreign);
+  csi::v1::ListSnapshotsResponse listed;
+  ASSERT_TRUE(List(by_id, &listed).ok());
+  EXPECT_EQ(listed.entries_size(), 0);
+  ASSERT_TRUE(List({}, &listed).ok());
+  EXPECT_EQ(listed.entries_size(), 0);
+
+  sim_test::Reply still = api_->get("/v1/snapshots/" + foreign);
+  EXPECT_EQ(still.status, 200) << "another project's snapshot was deleted";
+  StopPlugin();
+  EXPECT_TRUE(Db("SELECT id FROM operations WHERE state = 'pending'").empty());
+  EXPECT_TRUE(Db("SELECT * FROM snapshots").empty());
+  EXPECT_TRUE(Db("SELECT * FROM volumes").empty());
+}
+
 // ---- CreateVolume from a snapshot (restore) and from a volume (clone) -------------------------
 
 TEST_F(CsiSnapshotTest, RestoreIsAtLeastTheSnapshotSizeAndIdempotent) {
