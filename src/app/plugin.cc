@@ -14,6 +14,7 @@
 #include "engine/snapshot_engine.h"
 #include "engine/volume_engine.h"
 #include "loop/event_loop.h"
+#include "loop/turn_monitor.h"
 #include "rpc/csi_server.h"
 #include "store/group_commit.h"
 #include "store/state_db.h"
@@ -82,6 +83,7 @@ int RunPlugin(const Settings& settings) {
   store::StateDb* db = state_db->get();
 
   EventLoop loop;
+  TurnMonitor turns(loop.uv());
   auto commit = std::make_unique<store::GroupCommit>(
       loop.uv(), db, std::chrono::milliseconds(settings.commit_window_ms));
   std::vector<engine::IdentityService::HealthCheck> health = {[db] { return db->Health(); }};
@@ -131,6 +133,7 @@ int RunPlugin(const Settings& settings) {
   rpc::CsiServer server(&loop, std::move(handlers));
   // Watch the signals before the socket exists: a CO may stop the plugin as soon as it serves.
   SignalWatch signals(&loop, [&] {
+    turns.SignalArrived();
     server.Shutdown(std::chrono::seconds(settings.shutdown_grace_seconds), [&] {
       if (node) node->Shutdown();
       // Controller operations still running are abandoned here; their journal entries are
@@ -146,6 +149,7 @@ int RunPlugin(const Settings& settings) {
       oxide.reset();
       commit->Flush();  // its handles are idle now; it lives on for the node service
       signals.Close();
+      turns.Stop();
       loop.Stop();
     });
   });
@@ -170,6 +174,7 @@ int RunPlugin(const Settings& settings) {
     snapshot_engine->RecoverUnfinished();
     credentials->Start();
   }
+  turns.Start();
   loop.Run();
   log::Info("oxide-csi-plugin exited cleanly");
   return 0;
