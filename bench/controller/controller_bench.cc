@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/bench_flags.h"
 #include "support/controller_rig.h"
 #include "support/volume_driver.h"
 
@@ -35,20 +36,13 @@ struct Flags {
 
 Flags Parse(int argc, char** argv) {
   Flags flags;
-  const std::map<std::string, int*> known = {{"--volumes", &flags.volumes},
-                                             {"--concurrency", &flags.concurrency},
-                                             {"--latency-ms", &flags.latency_ms},
-                                             {"--in-flight-test", &flags.in_flight}};
-  for (int i = 1; i < argc; i += 2) {
-    auto flag = known.find(argv[i]);
-    if (flag == known.end() || i + 1 >= argc) {
-      std::fprintf(stderr,
-                   "usage: controller_bench [--volumes N] [--concurrency C] [--latency-ms L] "
-                   "[--in-flight-test M]\n");
-      std::exit(2);
-    }
-    *flag->second = std::atoi(argv[i + 1]);
-  }
+  ParseIntFlags(argc, argv,
+                {{"--volumes", &flags.volumes},
+                 {"--concurrency", &flags.concurrency},
+                 {"--latency-ms", &flags.latency_ms},
+                 {"--in-flight-test", &flags.in_flight}},
+                "controller_bench [--volumes N] [--concurrency C] [--latency-ms L] "
+                "[--in-flight-test M]");
   if (flags.concurrency < 1 || flags.latency_ms < 0 || flags.volumes < 0 || flags.in_flight < 0) {
     std::fprintf(stderr, "--concurrency must be at least 1; the others may not be negative\n");
     std::exit(2);
@@ -80,10 +74,6 @@ double ReferenceWorkMs() {
   }
   std::sort(runs.begin(), runs.end());
   return runs[runs.size() / 2];
-}
-
-double MiB(long kib) {
-  return static_cast<double>(kib) / 1024.0;
 }
 
 // Oxide requests in the sim's request log, by operationId; clears the log.

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "csi.grpc.pb.h"
+#include "support/bench_flags.h"
 #include "support/controller_rig.h"
 #include "support/temp_dir.h"
 #include "support/volume_driver.h"
@@ -37,30 +38,19 @@ struct Flags {
 
 Flags Parse(int argc, char** argv) {
   Flags flags;
-  const std::map<std::string, int*> known = {{"--snapshots", &flags.snapshots},
-                                             {"--ready-delay-ms", &flags.ready_delay_ms},
-                                             {"--deadline-ms", &flags.deadline_ms},
-                                             {"--rounds", &flags.rounds}};
-  for (int i = 1; i < argc; i += 2) {
-    auto flag = known.find(argv[i]);
-    if (flag == known.end() || i + 1 >= argc) {
-      std::fprintf(stderr,
-                   "usage: snapshot_bench [--snapshots S] [--ready-delay-ms D] [--deadline-ms T] "
-                   "[--rounds R]\n");
-      std::exit(2);
-    }
-    *flag->second = std::atoi(argv[i + 1]);
-  }
+  ParseIntFlags(argc, argv,
+                {{"--snapshots", &flags.snapshots},
+                 {"--ready-delay-ms", &flags.ready_delay_ms},
+                 {"--deadline-ms", &flags.deadline_ms},
+                 {"--rounds", &flags.rounds}},
+                "snapshot_bench [--snapshots S] [--ready-delay-ms D] [--deadline-ms T] "
+                "[--rounds R]");
   if (flags.snapshots < 1 || flags.ready_delay_ms < 0 || flags.deadline_ms < 1 ||
       flags.rounds < 1) {
     std::fprintf(stderr, "--snapshots, --deadline-ms and --rounds must be at least 1\n");
     std::exit(2);
   }
   return flags;
-}
-
-double MiB(long kib) {
-  return static_cast<double>(kib) / 1024.0;
 }
 
 size_t Occurrences(const std::string& text, const std::string& needle) {
