@@ -89,6 +89,10 @@ Row Classify(int status, const OxideError& e) {
       if (Has(m, "disk is attached to another instance"))
         return {C::kFailedPrecondition,
                 "an Oxide disk is attached to at most one instance; detach it there first"};
+      if (Has(m, "must be in the same project as the instance"))
+        return {C::kFailedPrecondition,
+                "Oxide attaches a disk only to an instance of the disk's project; this node's "
+                "instance is in another project than the plugin's (--oxide-project)"};
       if (Has(m, "disk is currently being attached"))
         return {C::kAborted, "the disk is being attached; try again shortly"};
       if (Has(m, "cannot attach disk to instance in") ||

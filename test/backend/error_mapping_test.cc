@@ -40,6 +40,8 @@ TEST(ErrorMapping, EveryRowOfTheTable) {
        StatusCode::kFailedPrecondition},
       {400, "cannot attach disk \"pv-a\": disk is attached to another instance", "",
        StatusCode::kFailedPrecondition},
+      {400, "disk must be in the same project as the instance", "",
+       StatusCode::kFailedPrecondition},
       {400, "cannot detach disk \"pv-a\": disk is currently being attached", "",
        StatusCode::kAborted},
       {400, "cannot attach disk to instance in failed state", "", StatusCode::kFailedPrecondition},

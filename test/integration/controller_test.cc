@@ -542,8 +542,12 @@ TEST_F(ControllerTest, ADiskOfAnotherProjectIsNeverTouched) {
   clone.mutable_volume_content_source()->mutable_volume()->set_volume_id(foreign);
   ExpectCode(Create(clone), StatusCode::FAILED_PRECONDITION, refusal);
 
-  // The plugin's own volumes still work, and nothing of the foreign disk was recorded.
+  // The plugin's own volumes still work (but not on another project's instance, which Oxide
+  // refuses), and nothing of the foreign disk was recorded.
   csi::v1::Volume ours = MustCreate("pvc-ours");
+  ExpectCode(Publish(ours.volume_id(), their_vm), StatusCode::FAILED_PRECONDITION,
+             "instance of the disk's project");
+  EXPECT_EQ(SimDisk(ours.volume_id())["state"]["state"], "detached");
   MustPublish(ours.volume_id(), our_node);
   ASSERT_TRUE(Unpublish(ours.volume_id(), "").ok());
   ASSERT_TRUE(Delete(ours.volume_id()).ok());
