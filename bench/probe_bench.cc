@@ -177,6 +177,17 @@ int Main(int argc, char** argv) {
               static_cast<double>(idle_rss) / 1024.0, static_cast<double>(peak_rss) / 1024.0);
   plugin->Signal(SIGTERM);
   plugin->WaitExit();
+
+  // The node DaemonSet runs on every node: its idle RSS on its own.
+  testing::PluginSetup node_setup("node");
+  node_setup.args.push_back("--log-level=warn");
+  auto node = node_setup.Start();
+  if (!node->running()) return 1;
+  std::this_thread::sleep_for(1s);
+  std::printf("plugin idle RSS in --mode=node (the DaemonSet): %.1f MiB (target < 15 MiB)\n",
+              static_cast<double>(RssKiB(node->pid(), "VmRSS:")) / 1024.0);
+  node->Signal(SIGTERM);
+  node->WaitExit();
   return 0;
 }
 

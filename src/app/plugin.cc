@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "backend/curl_library.h"
 #include "backend/oxide_client.h"
 #include "engine/controller_service.h"
 #include "engine/identity_service.h"
@@ -70,6 +71,10 @@ int RunPlugin(const Settings& settings) {
     log::Warn("--oxide-insecure: TLS verification of the Oxide API is OFF; use this only in tests");
   }
 
+  if (std::string error; settings.ServesController() && !backend::LoadCurl(&error)) {
+    log::Error("cannot start: " + error);
+    return 2;
+  }
   if (settings.ServesNode()) {
     // Node operations (mkfs, mount, device scans) run on libuv's worker pool; 4 workers would
     // serialise a node staging many volumes at once. Set before the pool's first use.

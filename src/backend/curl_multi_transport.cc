@@ -4,18 +4,24 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <mutex>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
+#include "backend/curl_library.h"
 #include "util/log.h"
 
 namespace oxide::backend {
 namespace {
 
-// Initialises libcurl once, before the first handle of any transport; passes `options` through.
+// Loads and initialises libcurl once, before the first handle of any transport; passes `options`
+// through. The plugin checks LoadCurl() at start, so a failure here is a programming error.
 const TransportOptions& InitCurlOnce(const TransportOptions& options) {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::string error;
+  if (!LoadCurl(&error)) {
+    log::Error("cannot make an Oxide transport: " + error);
+    std::abort();
+  }
   return options;
 }
 
@@ -37,14 +43,14 @@ CurlMultiTransport::CurlMultiTransport(uv_loop_t* loop, TransportOptions options
     options_.max_in_flight =
         std::min(options_.max_in_flight, static_cast<size_t>(options_.max_host_connections));
   }
-  multi_ = curl_multi_init();
-  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlMultiTransport::OnSocket);
-  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
-  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &CurlMultiTransport::OnTimerChange);
-  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
-  curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, options_.max_host_connections);
+  multi_ = Curl().multi_init();
+  Curl().multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlMultiTransport::OnSocket);
+  Curl().multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
+  Curl().multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &CurlMultiTransport::OnTimerChange);
+  Curl().multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
+  Curl().multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, options_.max_host_connections);
   // Keep as many idle connections as we may open, so keep-alive reuse is not cut short.
-  curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options_.max_host_connections);
+  Curl().multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options_.max_host_connections);
   timer_ = new uv_timer_t;
   uv_timer_init(loop_, timer_);
   timer_->data = this;
@@ -55,16 +61,16 @@ CurlMultiTransport::CurlMultiTransport(uv_loop_t* loop, TransportOptions options
 
 CurlMultiTransport::~CurlMultiTransport() {
   for (CurlTransfer* transfer : active_) {
-    curl_multi_remove_handle(multi_, transfer->easy);
+    Curl().multi_remove_handle(multi_, transfer->easy);
     delete transfer;
   }
   active_.clear();
   queue_.clear();
   failed_to_start_.clear();
   for (CURL* easy : idle_easy_)
-    curl_easy_cleanup(easy);
+    Curl().easy_cleanup(easy);
   idle_easy_.clear();
-  curl_multi_cleanup(multi_);  // closes cached connections through OnCloseSocket
+  Curl().multi_cleanup(multi_);  // closes cached connections through OnCloseSocket
   std::vector<SocketWatch*> left;
   for (const auto& [fd, watch] : watches_)
     left.push_back(watch);
@@ -99,12 +105,12 @@ void CurlMultiTransport::StartQueued() {
     }
     bool started = transfer->Prepare(options_, headers_, reuse);
     if (started && reuse == nullptr) {
-      curl_easy_setopt(transfer->easy, CURLOPT_OPENSOCKETFUNCTION, &OnOpenSocket);
-      curl_easy_setopt(transfer->easy, CURLOPT_OPENSOCKETDATA, this);
-      curl_easy_setopt(transfer->easy, CURLOPT_CLOSESOCKETFUNCTION, &OnCloseSocket);
-      curl_easy_setopt(transfer->easy, CURLOPT_CLOSESOCKETDATA, this);
+      Curl().easy_setopt(transfer->easy, CURLOPT_OPENSOCKETFUNCTION, &OnOpenSocket);
+      Curl().easy_setopt(transfer->easy, CURLOPT_OPENSOCKETDATA, this);
+      Curl().easy_setopt(transfer->easy, CURLOPT_CLOSESOCKETFUNCTION, &OnCloseSocket);
+      Curl().easy_setopt(transfer->easy, CURLOPT_CLOSESOCKETDATA, this);
     }
-    if (started && curl_multi_add_handle(multi_, transfer->easy) != CURLM_OK) {
+    if (started && Curl().multi_add_handle(multi_, transfer->easy) != CURLM_OK) {
       started = false;
       transfer->response.transport_error = TransportError::kOther;
       transfer->response.transport_message = "libcurl could not start the transfer";
@@ -234,21 +240,21 @@ void CurlMultiTransport::OnDeferred(uv_timer_t* timer) {
 
 void CurlMultiTransport::Act(curl_socket_t fd, int events) {
   int running = 0;
-  curl_multi_socket_action(multi_, fd, events, &running);
+  Curl().multi_socket_action(multi_, fd, events, &running);
   FinishDoneTransfers();
 }
 
 void CurlMultiTransport::FinishDoneTransfers() {
   std::vector<std::unique_ptr<CurlTransfer>> finished;
   int left = 0;
-  while (CURLMsg* message = curl_multi_info_read(multi_, &left)) {
+  while (CURLMsg* message = Curl().multi_info_read(multi_, &left)) {
     if (message->msg != CURLMSG_DONE) continue;
     CURL* easy = message->easy_handle;
     const CURLcode result = message->data.result;  // read before remove: `message` dies then
     CurlTransfer* t = nullptr;
-    curl_easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+    Curl().easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
     t->Finish(result);
-    curl_multi_remove_handle(multi_, easy);
+    Curl().multi_remove_handle(multi_, easy);
     active_.erase(t);
     connections_opened_ += static_cast<uint64_t>(t->response.new_connections);
     if (idle_easy_.size() < options_.max_in_flight) idle_easy_.push_back(t->TakeEasy());

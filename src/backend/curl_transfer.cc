@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "backend/curl_library.h"
 #include "version.h"
 
 namespace oxide::backend {
@@ -101,21 +102,21 @@ CurlHeaders::CurlHeaders(const TransportOptions& options)
   const std::string authorization = "Authorization: Bearer " + options.token;
   const std::string api_version = std::string("API-Version: ") + kOxideApiVersion;
   for (curl_slist** list : {&without_body_, &with_body_}) {
-    *list = curl_slist_append(*list, authorization.c_str());
-    *list = curl_slist_append(*list, api_version.c_str());
-    *list = curl_slist_append(*list, "Accept: application/json");
-    *list = curl_slist_append(*list, "Expect:");  // no 100-continue round trip
+    *list = Curl().slist_append(*list, authorization.c_str());
+    *list = Curl().slist_append(*list, api_version.c_str());
+    *list = Curl().slist_append(*list, "Accept: application/json");
+    *list = Curl().slist_append(*list, "Expect:");  // no 100-continue round trip
   }
-  with_body_ = curl_slist_append(with_body_, "Content-Type: application/json");
+  with_body_ = Curl().slist_append(with_body_, "Content-Type: application/json");
 }
 
 CurlHeaders::~CurlHeaders() {
-  curl_slist_free_all(without_body_);
-  curl_slist_free_all(with_body_);
+  Curl().slist_free_all(without_body_);
+  Curl().slist_free_all(with_body_);
 }
 
 CurlTransfer::~CurlTransfer() {
-  if (easy) curl_easy_cleanup(easy);
+  if (easy) Curl().easy_cleanup(easy);
 }
 
 CURL* CurlTransfer::TakeEasy() {
@@ -126,18 +127,18 @@ namespace {
 
 // Options that are the same for every transfer of a transport: set once per easy handle.
 void SetFixedOptions(CURL* e, const TransportOptions& options, const CurlHeaders& headers) {
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
-  curl_easy_setopt(e, CURLOPT_USERAGENT, headers.user_agent().c_str());  // libcurl copies it
-  curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnBody);
-  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &OnHeader);
+  Curl().easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  Curl().easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  Curl().easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+  Curl().easy_setopt(e, CURLOPT_USERAGENT, headers.user_agent().c_str());  // libcurl copies it
+  Curl().easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  Curl().easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnBody);
+  Curl().easy_setopt(e, CURLOPT_HEADERFUNCTION, &OnHeader);
   if (options.insecure) {
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    Curl().easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+    Curl().easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
   } else if (!options.ca_file.empty()) {
-    curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
+    Curl().easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
   }
 }
 
@@ -145,7 +146,7 @@ void SetFixedOptions(CURL* e, const TransportOptions& options, const CurlHeaders
 
 bool CurlTransfer::Prepare(const TransportOptions& options, const CurlHeaders& headers,
                            CURL* reuse) {
-  easy = reuse != nullptr ? reuse : curl_easy_init();
+  easy = reuse != nullptr ? reuse : Curl().easy_init();
   if (easy == nullptr) {
     response.transport_error = TransportError::kOther;
     response.transport_message = "libcurl could not create a transfer";
@@ -159,30 +160,30 @@ bool CurlTransfer::Prepare(const TransportOptions& options, const CurlHeaders& h
   curl_slist* header_list = r.body.empty() ? headers.without_body() : headers.with_body();
   const auto timeout = r.timeout.count() > 0 ? r.timeout : options.default_timeout;
   bool ok = header_list != nullptr;
-  ok = ok && curl_easy_setopt(e, CURLOPT_URL, url.c_str()) == CURLE_OK;
-  curl_easy_setopt(e, CURLOPT_PRIVATE, this);
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, header_list);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(std::min(timeout, options.connect_timeout).count()));
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, this);
-  curl_easy_setopt(e, CURLOPT_HEADERDATA, this);
+  ok = ok && Curl().easy_setopt(e, CURLOPT_URL, url.c_str()) == CURLE_OK;
+  Curl().easy_setopt(e, CURLOPT_PRIVATE, this);
+  Curl().easy_setopt(e, CURLOPT_HTTPHEADER, header_list);
+  Curl().easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  Curl().easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(std::min(timeout, options.connect_timeout).count()));
+  Curl().easy_setopt(e, CURLOPT_ERRORBUFFER, error);
+  Curl().easy_setopt(e, CURLOPT_WRITEDATA, this);
+  Curl().easy_setopt(e, CURLOPT_HEADERDATA, this);
   const bool guard_resend = r.method == HttpMethod::kPost && !r.idempotent;
-  curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, guard_resend ? &OnPrerequest : nullptr);
-  curl_easy_setopt(e, CURLOPT_PREREQDATA, this);
+  Curl().easy_setopt(e, CURLOPT_PREREQFUNCTION, guard_resend ? &OnPrerequest : nullptr);
+  Curl().easy_setopt(e, CURLOPT_PREREQDATA, this);
   switch (r.method) {
     case HttpMethod::kPost:
-      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, nullptr);
-      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(r.body.size()));
-      curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body.c_str());  // `r` outlives the transfer
+      Curl().easy_setopt(e, CURLOPT_CUSTOMREQUEST, nullptr);
+      Curl().easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(r.body.size()));
+      Curl().easy_setopt(e, CURLOPT_POSTFIELDS, r.body.c_str());  // `r` outlives the transfer
       break;
     case HttpMethod::kGet:
     case HttpMethod::kDelete:
-      curl_easy_setopt(e, CURLOPT_POSTFIELDS, nullptr);  // (this one also makes the method POST)
-      curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST,
-                       r.method == HttpMethod::kDelete ? "DELETE" : nullptr);
+      Curl().easy_setopt(e, CURLOPT_POSTFIELDS, nullptr);  // (this one also makes the method POST)
+      Curl().easy_setopt(e, CURLOPT_HTTPGET, 1L);
+      Curl().easy_setopt(e, CURLOPT_CUSTOMREQUEST,
+                         r.method == HttpMethod::kDelete ? "DELETE" : nullptr);
       break;
   }
   if (!ok) {
@@ -194,8 +195,8 @@ bool CurlTransfer::Prepare(const TransportOptions& options, const CurlHeaders& h
 
 void CurlTransfer::Finish(CURLcode result) {
   long status = 0, connects = 0;
-  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects);
+  Curl().easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  Curl().easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects);
   response.new_connections = connects;
   if (result == CURLE_OK) {
     response.status = static_cast<int>(status);
@@ -210,7 +211,7 @@ void CurlTransfer::Finish(CURLcode result) {
     return;
   }
   response.transport_error = ClassifyCurlError(result);
-  response.transport_message = error[0] != '\0' ? error : curl_easy_strerror(result);
+  response.transport_message = error[0] != '\0' ? error : Curl().easy_strerror(result);
 }
 
 }  // namespace oxide::backend

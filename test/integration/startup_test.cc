@@ -103,5 +103,17 @@ TEST(Startup, TheCompletionQueuePumpIsABatchThreadAndTheLoopIsNot) {
   EXPECT_EQ(sched_getscheduler(plugin->pid()), SCHED_OTHER);  // the main thread runs the loop
 }
 
+// libcurl is opened only by the modes that talk to Oxide: the node DaemonSet does not carry it
+// and its chain of libraries (~5 MiB of idle RSS).
+TEST(Startup, OnlyTheControllerModesLoadLibcurl) {
+  for (const std::string mode : {"node", "controller", "all"}) {
+    PluginSetup setup(mode);
+    auto plugin = setup.Start();
+    const std::string maps = ReadFile("/proc/" + std::to_string(plugin->pid()) + "/maps");
+    const bool loaded = maps.find("libcurl") != std::string::npos;
+    EXPECT_EQ(loaded, mode != "node") << "--mode=" << mode;
+  }
+}
+
 }  // namespace
 }  // namespace oxide::testing
