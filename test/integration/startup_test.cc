@@ -115,5 +115,23 @@ TEST(Startup, OnlyTheControllerModesLoadLibcurl) {
   }
 }
 
+// Without libcurl a controller cannot work: one line and exit code 2, not a crash at the first
+// call. The library is hidden in a private mount namespace (an empty file bound over it).
+TEST(Startup, AControllerWithoutLibcurlStopsTheStartWithOneLine) {
+  const std::string library =
+      std::filesystem::canonical("/usr/lib/x86_64-linux-gnu/libcurl.so.4").string();
+  PluginSetup setup("controller");
+  std::vector<std::string> args = {
+      "-m", "/bin/sh", "-c", "/bin/mount --bind /dev/null " + library + " && exec \"$0\" \"$@\"",
+      PluginBinary()};
+  args.insert(args.end(), setup.args.begin(), setup.args.end());
+  ProcessResult result = RunProgram("/usr/bin/unshare", args, setup.env);
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_EQ(LineCount(result.err), 1) << result.err;
+  EXPECT_NE(result.err.find("cannot load libcurl.so.4 (Debian package libcurl4)"),
+            std::string::npos)
+      << result.err;
+}
+
 }  // namespace
 }  // namespace oxide::testing
