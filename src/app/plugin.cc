@@ -89,9 +89,10 @@ int RunPlugin(const Settings& settings) {
 
   EventLoop loop;
   TurnMonitor turns(loop.uv());
-  auto commit = std::make_unique<store::GroupCommit>(
-      loop.uv(), db, std::chrono::milliseconds(settings.commit_window_ms));
-  std::vector<engine::IdentityService::HealthCheck> health = {[db] { return db->Health(); }};
+  // The store thread owns the database's connection from here on.
+  auto commit = std::make_unique<store::GroupCommit>(loop.uv(), db);
+  std::vector<engine::IdentityService::HealthCheck> health = {
+      [db] { return db->Health(); }, [check = commit.get()] { return check->Health(); }};
   rpc::CsiHandlers handlers;
 
   // The controller: Oxide client, journal, volume engine and the CSI Controller service.

@@ -129,13 +129,6 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseInt("shutdown-grace-seconds", v, 0, 3600, 10, &s.shutdown_grace_seconds);
        }},
-      {"commit-window-ms", nullptr, "N", "20",
-       "group commit: at most one commit (fsync) per N ms (2N ms after a commit that answered 8 "
-       "or more calls); writes made meanwhile share it, a write after a quiet spell commits at "
-       "once (0: commit at the end of each loop turn); each answer waits for its commit",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("commit-window-ms", v, 0, 100, 10, &s.commit_window_ms);
-       }},
       {"rpc-spin-us", nullptr, "N", "50",
        "after handling gRPC events, poll N microseconds for the next before sleeping (lower "
        "latency at light load for more CPU)",

@@ -31,8 +31,7 @@ struct Settings {
   log::Level log_level = log::Level::kInfo;
   log::Format log_format = log::Format::kText;
   int shutdown_grace_seconds = 15;
-  int commit_window_ms = 20;  // group commit: at most one commit per this many ms
-  int rpc_spin_us = 50;       // how long the loop polls for the next gRPC event before sleeping
+  int rpc_spin_us = 50;  // how long the loop polls for the next gRPC event before sleeping
   std::string topology_zone = "default";
 
   // Controller: the Oxide API.

@@ -25,32 +25,30 @@ bool Mounted(const std::vector<node::MountEntry>& mounts,
 // (the side effect happened; an interrupted unstage/unpublish is redone by the CO's retry) and
 // is removed otherwise (nothing to undo). A settled row whose mount is gone becomes stale.
 template <typename Row, typename Put, typename Remove>
-Status Settle(Row& row, bool done, const char* settled, const std::string& path, Put put,
-              Remove remove, ReconcileCounts& counts) {
+void Settle(Row& row, bool done, const char* settled, const std::string& path, Put put,
+            Remove remove, ReconcileCounts& counts) {
   std::string before = row.state;
-  Status written;
   if (row.state != settled && row.state != store::kStale) {
     if (done) {
       row.state = settled;
-      written = put();
+      put();
       ++counts.completed;
     } else {
-      written = remove();
+      remove();
       row.state = "removed";
       ++counts.rolled_back;
     }
   } else if (row.state == settled && !done) {
     row.state = store::kStale;
-    written = put();
+    put();
     ++counts.marked_stale;
   } else {
     ++counts.kept;
   }
-  if (written.ok() && before != row.state) {
+  if (before != row.state) {
     log::Info("node volume row reconciled with the mounts",
               {{"volume_id", row.volume_id}, {"was", before}, {"now", row.state}, {"path", path}});
   }
-  return written;
 }
 
 }  // namespace
@@ -68,26 +66,21 @@ StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
                                                const std::string& sysfs_root) {
   auto mounts = node::ReadMountInfo();
   if (!mounts.ok()) return mounts.status();
-  auto stagings = store.ListStagings();
-  if (!stagings.ok()) return stagings.status();
   ReconcileCounts counts;
   std::map<std::string, StagingRow> staged;  // volume id → its (reconciled) staging row
 
-  for (StagingRow row : *stagings) {
+  for (StagingRow row : store.ListStagings()) {
     auto device = StagedDevice(row);
     bool present = device && node::DeviceStillPresent(sysfs_root, *device);
     // A block volume is staged when its device is there; a mount volume when it is mounted.
     bool done = row.block ? present : Mounted(*mounts, device, false, row.staging_path);
-    Status written = Settle(
-        row, done, store::kStaged, row.staging_path, [&] { return store.PutStaging(row); },
-        [&] { return store.DeleteStaging(row.volume_id); }, counts);
-    if (!written.ok()) return written;
+    Settle(
+        row, done, store::kStaged, row.staging_path, [&] { store.PutStaging(row); },
+        [&] { store.DeleteStaging(row.volume_id); }, counts);
     if (row.state == store::kStaged) staged[row.volume_id] = row;
   }
 
-  auto publications = store.ListPublications();
-  if (!publications.ok()) return publications.status();
-  for (PublicationRow row : *publications) {
+  for (PublicationRow row : store.ListPublications()) {
     auto it = staged.find(row.volume_id);
     std::optional<node::BlockDevice> device;
     bool block = false;
@@ -96,10 +89,9 @@ StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
       block = it->second.block;
     }
     bool done = Mounted(*mounts, device, block, row.target_path);
-    Status written = Settle(
-        row, done, store::kPublished, row.target_path, [&] { return store.PutPublication(row); },
-        [&] { return store.DeletePublication(row.target_path); }, counts);
-    if (!written.ok()) return written;
+    Settle(
+        row, done, store::kPublished, row.target_path, [&] { store.PutPublication(row); },
+        [&] { store.DeletePublication(row.target_path); }, counts);
   }
   return counts;
 }

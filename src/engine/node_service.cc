@@ -38,15 +38,6 @@ bool Check(rpc::Reply<Response>& reply, std::initializer_list<Status> checks) {
   return true;
 }
 
-// Answers `reply` UNAVAILABLE when a state database read or write failed; true when it succeeded.
-template <typename Response>
-bool Written(rpc::Reply<Response>& reply, const Status& status) {
-  if (status.ok()) return true;
-  log::Error("state database error", {{"error", status.message()}});
-  reply.Fail(Unavailable("the node's state database failed: " + status.message()));
-  return false;
-}
-
 bool Transitional(const std::string& state) {
   return state != store::kStaged && state != store::kPublished;
 }
@@ -57,6 +48,8 @@ NodeService::NodeService(const Settings& settings, EventLoop* loop, store::State
                          int max_volumes, store::GroupCommit* commit)
     : settings_(settings),
       loop_(loop),
+      db_(db),
+      commit_(commit),
       store_(db, commit),
       waiter_(loop->uv(), settings.sysfs_root, std::chrono::seconds(settings.device_wait_seconds)) {
   info_.set_node_id(settings.instance_id);
@@ -70,9 +63,15 @@ int NodeService::MaxVolumesPerNode(const Settings& settings) {
   return std::max(1, kOxideDisksPerInstance - unmanaged);
 }
 
+NodeService::~NodeService() {
+  *alive_ = false;
+}
+
 Status NodeService::Reconcile() {
   auto counts = ReconcileNodeVolumes(store_, settings_.sysfs_root);
   if (!counts.ok()) return counts.status();
+  commit_->Flush();  // start-up: nothing is served yet, so blocking here delays no call
+  if (Status health = db_->Health(); !health.ok()) return health;
   log::Info("node volumes reconciled with the mounts",
             {{"kept", std::to_string(counts->kept)},
              {"completed", std::to_string(counts->completed)},
@@ -127,22 +126,22 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
   }
   const std::string& volume_id = request.volume_id();
   if (!Idle(volume_id, "NodeStageVolume", reply)) return;
-  auto existing = store_.GetStaging(volume_id);
-  if (!Written(reply, existing.status())) return;
-  if (*existing && !Transitional((*existing)->state)) {
-    const StagingRow& row = **existing;
-    if (row.staging_path != request.staging_target_path()) {
-      reply.Fail(AlreadyExists("volume " + volume_id + " is already staged at " + row.staging_path +
-                               ", not at " + request.staging_target_path()));
+  if (std::optional<StagingRow> existing = store_.GetStaging(volume_id);
+      existing && !Transitional(existing->state)) {
+    if (existing->staging_path != request.staging_target_path()) {
+      reply.Fail(AlreadyExists("volume " + volume_id + " is already staged at " +
+                               existing->staging_path + ", not at " +
+                               request.staging_target_path()));
       return;
     }
-    if (row.capability != capability->key) {
-      reply.Fail(AlreadyExists("volume " + volume_id + " is already staged at " + row.staging_path +
-                               " with another volume capability (" + row.capability + ")"));
+    if (existing->capability != capability->key) {
+      reply.Fail(AlreadyExists("volume " + volume_id + " is already staged at " +
+                               existing->staging_path + " with another volume capability (" +
+                               existing->capability + ")"));
       return;
     }
     // A stale row (the mount vanished) is staged again below.
-    if (row.state == store::kStaged) {
+    if (existing->state == store::kStaged) {
       reply.Ok({});
       return;
     }
@@ -158,38 +157,30 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
                  .serial = *serial,
                  .device_name = "",
                  .device_number = ""};
-  if (!Written(reply, store_.PutStaging(row))) {
-    End(volume_id);
-    return;
-  }
+  // Durable with the device found below, before anything is formatted or mounted.
+  store_.PutStaging(row);
   log::Info("staging volume", {{"volume_id", volume_id},
                                {"serial", row.serial},
                                {"path", row.staging_path},
                                {"access", row.block ? "block" : "mount " + row.fs_type}});
-  // The waiter keeps its callback in a std::function, which must be copyable: share the reply.
-  auto shared_reply =
-      std::make_shared<rpc::Reply<csi::v1::NodeStageVolumeResponse>>(std::move(reply));
-  waiter_.Wait(*serial, [this, row, options = capability->options,
-                         shared_reply](StatusOr<node::BlockDevice> device) mutable {
-    StageWithDevice(std::move(row), std::move(options), std::move(device),
-                    std::move(*shared_reply));
+  waiter_.Wait(*serial, [this, alive = alive_, row, options = capability->options,
+                         shared_reply = rpc::Share(std::move(reply))](
+                            StatusOr<node::BlockDevice> device) mutable {
+    if (*alive)
+      StageWithDevice(std::move(row), std::move(options), std::move(device), shared_reply);
   });
 }
 
 void NodeService::StageWithDevice(StagingRow row, node::MountOptions options,
-                                  StatusOr<node::BlockDevice> device,
-                                  rpc::Reply<csi::v1::NodeStageVolumeResponse> reply) {
+                                  StatusOr<node::BlockDevice> device, StageReply reply) {
   auto fail = [this, &row, &reply](const Status& status) {
-    (void)store_.DeleteStaging(row.volume_id);  // nothing was mounted: the retry starts over
-    End(row.volume_id);
+    store_.DeleteStaging(row.volume_id);  // nothing was mounted: the retry starts over
     log::Warn("staging failed", {{"volume_id", row.volume_id}, {"error", status.message()}});
-    reply.Fail(status);
+    AnswerWhenDurable(row.volume_id, reply, status);
   };
   if (!device.ok()) return fail(device.status());
   // Never stage one device for two volumes.
-  auto others = store_.ListStagings();
-  if (!others.ok()) return fail(others.status());
-  for (const StagingRow& other : *others) {
+  for (const StagingRow& other : store_.ListStagings()) {
     if (other.volume_id != row.volume_id && other.state != store::kStale &&
         other.device_number == device->Number()) {
       return fail(FailedPrecondition("device " + device->node + " (serial " + row.serial +
@@ -198,44 +189,40 @@ void NodeService::StageWithDevice(StagingRow row, node::MountOptions options,
   }
   row.device_name = device->name;
   row.device_number = device->Number();
-  if (Status st = store_.PutStaging(row); !st.ok()) return fail(Unavailable(st.message()));
-
   if (row.block) {  // nothing to mount: the device is remembered in the row
     row.state = store::kStaged;
-    if (Status st = store_.PutStaging(row); !st.ok()) return fail(Unavailable(st.message()));
-    End(row.volume_id);
+    store_.PutStaging(row);
     log::Info("volume staged", {{"volume_id", row.volume_id}, {"device", device->node}});
-    reply.Ok({});
-    return;
+    return AnswerWhenDurable(row.volume_id, reply, Status::Ok());
   }
+  store_.PutStaging(row);
   node::BlockDevice found = *device;
-  RunBlocking(
-      loop_->uv(),
-      [found, path = row.staging_path, fs_type = row.fs_type, options]() -> StatusOr<bool> {
-        bool formatted = false;
-        Status st = node::StageFilesystem(found, path, fs_type, options, &formatted);
-        if (!st.ok()) return st;
-        return formatted;
-      },
-      [this, row, found, reply = std::move(reply)](StatusOr<bool> formatted) mutable {
-        if (!formatted.ok()) {
-          (void)store_.DeleteStaging(row.volume_id);
-          End(row.volume_id);
-          log::Warn("staging failed",
-                    {{"volume_id", row.volume_id}, {"error", formatted.status().message()}});
-          reply.Fail(formatted.status());
-          return;
-        }
-        row.state = store::kStaged;
-        Status st = store_.PutStaging(row);
-        End(row.volume_id);
-        if (!Written(reply, st)) return;
-        log::Info("volume staged", {{"volume_id", row.volume_id},
-                                    {"device", found.node},
-                                    {"path", row.staging_path},
-                                    {"formatted", *formatted ? "yes" : "no"}});
-        reply.Ok({});
-      });
+  ContinueWhenDurable(row.volume_id, reply, [this, row, found, options, reply] {
+    RunBlocking(
+        loop_->uv(),
+        [found, path = row.staging_path, fs_type = row.fs_type, options]() -> StatusOr<bool> {
+          bool formatted = false;
+          Status st = node::StageFilesystem(found, path, fs_type, options, &formatted);
+          if (!st.ok()) return st;
+          return formatted;
+        },
+        [this, alive = alive_, row, found, reply](StatusOr<bool> formatted) mutable {
+          if (!*alive) return;
+          if (!formatted.ok()) {
+            store_.DeleteStaging(row.volume_id);
+            log::Warn("staging failed",
+                      {{"volume_id", row.volume_id}, {"error", formatted.status().message()}});
+            return AnswerWhenDurable(row.volume_id, reply, formatted.status());
+          }
+          row.state = store::kStaged;
+          store_.PutStaging(row);
+          log::Info("volume staged", {{"volume_id", row.volume_id},
+                                      {"device", found.node},
+                                      {"path", row.staging_path},
+                                      {"formatted", *formatted ? "yes" : "no"}});
+          AnswerWhenDurable(row.volume_id, reply, Status::Ok());
+        });
+  });
 }
 
 void NodeService::NodeUnstageVolume(const rpc::CallInfo&,
@@ -248,13 +235,9 @@ void NodeService::NodeUnstageVolume(const rpc::CallInfo&,
     return;
   }
   if (!Begin(volume_id, "NodeUnstageVolume", reply)) return;
-  auto existing = store_.GetStaging(volume_id);
-  auto publications = store_.PublicationsOf(volume_id);
-  if (!Written(reply, existing.ok() ? publications.status() : existing.status())) {
-    End(volume_id);
-    return;
-  }
-  for (const PublicationRow& publication : *publications) {
+  std::optional<StagingRow> existing = store_.GetStaging(volume_id);
+  std::vector<PublicationRow> publications = store_.PublicationsOf(volume_id);
+  for (const PublicationRow& publication : publications) {
     if (publication.state != store::kStale) {
       End(volume_id);
       reply.Fail(FailedPrecondition("volume " + volume_id + " is still published at " +
@@ -263,41 +246,39 @@ void NodeService::NodeUnstageVolume(const rpc::CallInfo&,
     }
   }
   std::optional<StagingRow> row;
-  if (*existing && (*existing)->staging_path == path) row = **existing;
+  if (existing && existing->staging_path == path) row = existing;
   std::optional<node::BlockDevice> device;
   if (row) {
     device = StagedDevice(*row);
     row->state = store::kUnstaging;
-    if (!Written(reply, store_.PutStaging(*row))) {
-      End(volume_id);
-      return;
-    }
+    store_.PutStaging(*row);
   }
   bool block = row && row->block;
-  RunBlocking(
-      loop_->uv(),
-      [device, block, path] {
-        return node::UnmountAndRemove(device ? &*device : nullptr, block, path, true);
-      },
-      [this, row, volume_id, publications = *publications,
-       reply = std::move(reply)](Status st) mutable {
-        End(volume_id);
-        if (!st.ok()) {
-          if (row) {
-            row->state = store::kStaged;
-            (void)store_.PutStaging(*row);
+  auto shared_reply = rpc::Share(std::move(reply));
+  ContinueWhenDurable(volume_id, shared_reply, [=, this] {
+    RunBlocking(
+        loop_->uv(),
+        [device, block, path] {
+          return node::UnmountAndRemove(device ? &*device : nullptr, block, path, true);
+        },
+        [this, alive = alive_, row, volume_id, publications, shared_reply](Status st) mutable {
+          if (!*alive) return;
+          if (!st.ok()) {
+            if (row) {
+              row->state = store::kStaged;
+              store_.PutStaging(*row);
+            }
+            return AnswerWhenDurable(volume_id, shared_reply, st);
           }
-          reply.Fail(st);
-          return;
-        }
-        if (row) {
-          for (const PublicationRow& stale : publications)
-            (void)store_.DeletePublication(stale.target_path);
-          if (!Written(reply, store_.DeleteStaging(volume_id))) return;
-          log::Info("volume unstaged", {{"volume_id", volume_id}, {"path", row->staging_path}});
-        }
-        reply.Ok({});
-      });
+          if (row) {
+            for (const PublicationRow& stale : publications)
+              store_.DeletePublication(stale.target_path);
+            store_.DeleteStaging(volume_id);
+            log::Info("volume unstaged", {{"volume_id", volume_id}, {"path", row->staging_path}});
+          }
+          AnswerWhenDurable(volume_id, shared_reply, Status::Ok());
+        });
+  });
 }
 
 void NodeService::NodePublishVolume(const rpc::CallInfo&,
@@ -319,19 +300,15 @@ void NodeService::NodePublishVolume(const rpc::CallInfo&,
   bool readonly =
       request.readonly() ||
       capability->mode == csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_READER_ONLY;
-  auto staging = store_.GetStaging(volume_id);
-  auto existing = store_.GetPublication(target);
-  auto all = store_.PublicationsOf(volume_id);
-  for (const Status& st : {staging.status(), existing.status(), all.status()}) {
-    if (!Written(reply, st)) return;
-  }
-  if (!*staging || (*staging)->state != store::kStaged ||
-      (*staging)->staging_path != request.staging_target_path()) {
+  std::optional<StagingRow> staging = store_.GetStaging(volume_id);
+  std::optional<PublicationRow> existing = store_.GetPublication(target);
+  if (!staging || staging->state != store::kStaged ||
+      staging->staging_path != request.staging_target_path()) {
     reply.Fail(FailedPrecondition("volume " + volume_id + " is not staged at " +
                                   request.staging_target_path() + "; call NodeStageVolume first"));
     return;
   }
-  const StagingRow& staged = **staging;
+  const StagingRow& staged = *staging;
   if (staged.block != capability->block) {
     reply.Fail(InvalidArgument(std::string("volume ") + volume_id + " was staged as a " +
                                (staged.block ? "block" : "mount") +
@@ -339,24 +316,24 @@ void NodeService::NodePublishVolume(const rpc::CallInfo&,
                                (capability->block ? "block" : "mount") + " volume"));
     return;
   }
-  if (*existing && !Transitional((*existing)->state)) {
-    const PublicationRow& row = **existing;
-    if (row.volume_id != volume_id) {
-      reply.Fail(AlreadyExists("target_path " + target + " is in use by volume " + row.volume_id));
+  if (existing && !Transitional(existing->state)) {
+    if (existing->volume_id != volume_id) {
+      reply.Fail(
+          AlreadyExists("target_path " + target + " is in use by volume " + existing->volume_id));
       return;
     }
-    if (row.capability != capability->key || row.readonly != readonly) {
+    if (existing->capability != capability->key || existing->readonly != readonly) {
       reply.Fail(AlreadyExists("volume " + volume_id + " is already published at " + target +
                                " with another capability or readonly setting"));
       return;
     }
-    if (row.state == store::kPublished) {
+    if (existing->state == store::kPublished) {
       reply.Ok({});
       return;
     }
   }
   if (capability->mode == csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_SINGLE_WRITER) {
-    for (const PublicationRow& other : *all) {
+    for (const PublicationRow& other : store_.PublicationsOf(volume_id)) {
       if (other.target_path != target && other.state == store::kPublished) {
         reply.Fail(FailedPrecondition("volume " + volume_id +
                                       " has access mode SINGLE_NODE_SINGLE_WRITER and is already "
@@ -366,6 +343,11 @@ void NodeService::NodePublishVolume(const rpc::CallInfo&,
       }
     }
   }
+  auto device = StagedDevice(staged);
+  if (!device) {
+    reply.Fail(Internal("volume " + volume_id + " is staged without a known device"));
+    return;
+  }
   if (!Begin(volume_id, "NodePublishVolume", reply)) return;
   PublicationRow row{.target_path = target,
                      .volume_id = volume_id,
@@ -373,40 +355,32 @@ void NodeService::NodePublishVolume(const rpc::CallInfo&,
                      .staging_path = staged.staging_path,
                      .capability = capability->key,
                      .readonly = readonly};
-  if (!Written(reply, store_.PutPublication(row))) {
-    End(volume_id);
-    return;
-  }
-  auto device = StagedDevice(staged);
-  if (!device) {
-    (void)store_.DeletePublication(target);
-    End(volume_id);
-    reply.Fail(Internal("volume " + volume_id + " is staged without a known device"));
-    return;
-  }
+  store_.PutPublication(row);
   bool block = staged.block;
   std::string source = block ? device->node : staged.staging_path;
   node::MountOptions options = block ? node::MountOptions{} : capability->options;
-  RunBlocking(
-      loop_->uv(),
-      [device = *device, block, source, target, readonly, options] {
-        return node::PublishBind(device, block, source, target, readonly, options);
-      },
-      [this, row, reply = std::move(reply)](Status st) mutable {
-        End(row.volume_id);
-        if (!st.ok()) {
-          (void)store_.DeletePublication(row.target_path);
-          log::Warn("publishing failed", {{"volume_id", row.volume_id}, {"error", st.message()}});
-          reply.Fail(st);
-          return;
-        }
-        row.state = store::kPublished;
-        if (!Written(reply, store_.PutPublication(row))) return;
-        log::Info("volume published", {{"volume_id", row.volume_id},
-                                       {"path", row.target_path},
-                                       {"readonly", row.readonly ? "yes" : "no"}});
-        reply.Ok({});
-      });
+  auto shared_reply = rpc::Share(std::move(reply));
+  ContinueWhenDurable(volume_id, shared_reply, [=, this, device = *device] {
+    RunBlocking(
+        loop_->uv(),
+        [device, block, source, target, readonly, options] {
+          return node::PublishBind(device, block, source, target, readonly, options);
+        },
+        [this, alive = alive_, row, shared_reply](Status st) mutable {
+          if (!*alive) return;
+          if (!st.ok()) {
+            store_.DeletePublication(row.target_path);
+            log::Warn("publishing failed", {{"volume_id", row.volume_id}, {"error", st.message()}});
+            return AnswerWhenDurable(row.volume_id, shared_reply, st);
+          }
+          row.state = store::kPublished;
+          store_.PutPublication(row);
+          log::Info("volume published", {{"volume_id", row.volume_id},
+                                         {"path", row.target_path},
+                                         {"readonly", row.readonly ? "yes" : "no"}});
+          AnswerWhenDurable(row.volume_id, shared_reply, Status::Ok());
+        });
+  });
 }
 
 void NodeService::NodeUnpublishVolume(const rpc::CallInfo&,
@@ -417,52 +391,75 @@ void NodeService::NodeUnpublishVolume(const rpc::CallInfo&,
   if (!Check(reply, {RequireVolumeId(volume_id), node::CheckVolumePath("target_path", target)})) {
     return;
   }
-  auto existing = store_.GetPublication(target);
-  auto staging = store_.GetStaging(volume_id);
-  for (const Status& st : {existing.status(), staging.status()}) {
-    if (!Written(reply, st)) return;
-  }
-  if (*existing && (*existing)->volume_id != volume_id) {
-    reply.Fail(FailedPrecondition("target_path " + target + " belongs to volume " +
-                                  (*existing)->volume_id + ", not " + volume_id));
+  std::optional<PublicationRow> row = store_.GetPublication(target);
+  std::optional<StagingRow> staging = store_.GetStaging(volume_id);
+  if (row && row->volume_id != volume_id) {
+    reply.Fail(FailedPrecondition("target_path " + target + " belongs to volume " + row->volume_id +
+                                  ", not " + volume_id));
     return;
   }
   if (!Begin(volume_id, "NodeUnpublishVolume", reply)) return;
-  std::optional<PublicationRow> row = *existing;
   std::optional<node::BlockDevice> device;
   bool block = false;
-  if (*staging) {
-    device = StagedDevice(**staging);
-    block = (*staging)->block;
+  if (staging) {
+    device = StagedDevice(*staging);
+    block = staging->block;
   }
   if (row) {
     row->state = store::kUnpublishing;
-    if (!Written(reply, store_.PutPublication(*row))) {
-      End(volume_id);
-      return;
-    }
+    store_.PutPublication(*row);
   }
-  RunBlocking(
-      loop_->uv(),
-      [device, block, target] {
-        return node::UnmountAndRemove(device ? &*device : nullptr, block, target, true);
-      },
-      [this, row, volume_id, reply = std::move(reply)](Status st) mutable {
-        End(volume_id);
-        if (!st.ok()) {
-          if (row) {
-            row->state = store::kPublished;
-            (void)store_.PutPublication(*row);
+  auto shared_reply = rpc::Share(std::move(reply));
+  ContinueWhenDurable(volume_id, shared_reply, [=, this] {
+    RunBlocking(
+        loop_->uv(),
+        [device, block, target] {
+          return node::UnmountAndRemove(device ? &*device : nullptr, block, target, true);
+        },
+        [this, alive = alive_, row, volume_id, shared_reply](Status st) mutable {
+          if (!*alive) return;
+          if (!st.ok()) {
+            if (row) {
+              row->state = store::kPublished;
+              store_.PutPublication(*row);
+            }
+            return AnswerWhenDurable(volume_id, shared_reply, st);
           }
-          reply.Fail(st);
-          return;
-        }
-        if (row) {
-          if (!Written(reply, store_.DeletePublication(row->target_path))) return;
-          log::Info("volume unpublished", {{"volume_id", volume_id}, {"path", row->target_path}});
-        }
-        reply.Ok({});
+          if (row) {
+            store_.DeletePublication(row->target_path);
+            log::Info("volume unpublished", {{"volume_id", volume_id}, {"path", row->target_path}});
+          }
+          AnswerWhenDurable(volume_id, shared_reply, Status::Ok());
+        });
+  });
+}
+
+template <typename Response>
+void NodeService::ContinueWhenDurable(const std::string& volume_id,
+                                      std::shared_ptr<rpc::Reply<Response>> reply,
+                                      std::function<void()> next) {
+  commit_->WhenDurable(
+      [this, alive = alive_, volume_id, reply, next = std::move(next)](Status committed) {
+        if (!*alive) return;
+        if (committed.ok()) return next();
+        End(volume_id);
+        reply->Fail(Unavailable("the node's state database failed: " + committed.message()));
       });
+}
+
+template <typename Response>
+void NodeService::AnswerWhenDurable(const std::string& volume_id,
+                                    std::shared_ptr<rpc::Reply<Response>> reply, Status outcome) {
+  commit_->WhenDurable([this, alive = alive_, volume_id, reply,
+                        outcome = std::move(outcome)](Status committed) {
+    if (!*alive) return;
+    End(volume_id);
+    if (!outcome.ok()) return reply->Fail(outcome);
+    if (!committed.ok()) {
+      return reply->Fail(Unavailable("the node's state database failed: " + committed.message()));
+    }
+    reply->Ok({});
+  });
 }
 
 void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
@@ -473,22 +470,19 @@ void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
   if (!Check(reply, {RequireVolumeId(volume_id), node::CheckVolumePath("volume_path", path)})) {
     return;
   }
-  auto staging = store_.GetStaging(volume_id);
-  auto publication = store_.GetPublication(path);
-  for (const Status& st : {staging.status(), publication.status()}) {
-    if (!Written(reply, st)) return;
-  }
-  bool published = *publication && (*publication)->volume_id == volume_id &&
-                   (*publication)->state != store::kUnpublishing;
-  bool staged_here = *staging && (*staging)->staging_path == path;
-  std::optional<node::BlockDevice> device = *staging ? StagedDevice(**staging) : std::nullopt;
+  std::optional<StagingRow> staging = store_.GetStaging(volume_id);
+  std::optional<PublicationRow> publication = store_.GetPublication(path);
+  bool published = publication && publication->volume_id == volume_id &&
+                   publication->state != store::kUnpublishing;
+  bool staged_here = staging && staging->staging_path == path;
+  std::optional<node::BlockDevice> device = staging ? StagedDevice(*staging) : std::nullopt;
   if ((!published && !staged_here) || !device) {
     reply.Fail(NotFound("volume " + volume_id + " is neither published nor staged at " + path));
     return;
   }
-  bool block = (*staging)->block;
+  bool block = staging->block;
   bool expect_mount = published || !block;
-  bool readonly = published && (*publication)->readonly;
+  bool readonly = published && publication->readonly;
   struct Stats {
     std::string problem;
     StatusOr<node::FilesystemUsage> usage = Internal("not read");

@@ -3,7 +3,8 @@
 // the state database and the set of volumes with an operation in flight; every blocking step
 // (device discovery, blkid, mkfs, fsck, mount, statvfs) runs on libuv worker threads through
 // RunBlocking and its result comes back to the loop. Rows are written in a transitional state
-// before the side effect and in their result state after it.
+// and made durable (store thread, GroupCommit) before the side effect, and written in their
+// result state after it; an answer waits until its rows are durable.
 #pragma once
 
 #include <memory>
@@ -15,6 +16,7 @@
 #include "loop/event_loop.h"
 #include "node/mounter.h"
 #include "rpc/csi_rpcs.h"
+#include "store/group_commit.h"
 #include "store/node_volume_store.h"
 #include "store/state_db.h"
 
@@ -25,7 +27,10 @@ class NodeService {
   // `max_volumes` is what NodeGetInfo reports (see MaxVolumesPerNode). `loop` and `db` outlive
   // the service.
   NodeService(const Settings& settings, EventLoop* loop, store::StateDb* db, int max_volumes,
-              store::GroupCommit* commit = nullptr);
+              store::GroupCommit* commit);
+  ~NodeService();
+  NodeService(const NodeService&) = delete;
+  NodeService& operator=(const NodeService&) = delete;
 
   // Settings.max_volumes_per_node, or when 0: 12 (Oxide's disk limit per instance, boot disk
   // included) minus the NVMe disks in sysfs that are not the plugin's; at least 1. Reads sysfs:
@@ -63,16 +68,30 @@ class NodeService {
   bool Begin(const std::string& volume_id, const char* rpc, rpc::Reply<Response>& reply);
   void End(const std::string& volume_id) { busy_.erase(volume_id); }
 
+  using StageReply = std::shared_ptr<rpc::Reply<csi::v1::NodeStageVolumeResponse>>;
   void StageWithDevice(store::StagingRow row, node::MountOptions options,
-                       StatusOr<node::BlockDevice> device,
-                       rpc::Reply<csi::v1::NodeStageVolumeResponse> reply);
+                       StatusOr<node::BlockDevice> device, StageReply reply);
+
+  // Runs `next` once every row written so far is durable; when the commit failed, ends the
+  // volume's operation and answers UNAVAILABLE instead. Side effects wait for their intent.
+  template <typename Response>
+  void ContinueWhenDurable(const std::string& volume_id,
+                           std::shared_ptr<rpc::Reply<Response>> reply, std::function<void()> next);
+  // Once every row written so far is durable: ends the volume's operation and answers `outcome`
+  // (an OK outcome whose rows failed to commit is answered UNAVAILABLE).
+  template <typename Response>
+  void AnswerWhenDurable(const std::string& volume_id, std::shared_ptr<rpc::Reply<Response>> reply,
+                         Status outcome);
 
   const Settings& settings_;
   EventLoop* loop_;
+  store::StateDb* db_;
+  store::GroupCommit* commit_;
   store::NodeVolumeStore store_;
   DeviceWaiter waiter_;
   csi::v1::NodeGetInfoResponse info_;
   std::set<std::string> busy_;  // volume ids with an operation in flight
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace oxide::engine

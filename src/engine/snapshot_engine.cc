@@ -168,21 +168,18 @@ void SnapshotEngine::StartCreate(const SnapshotSpec& spec) {
   }
   auto job = std::make_shared<Job>();
   job->spec = spec;
-  StatusOr<int64_t> op = journal_->BeginOperation(
+  job->op_id = journal_->BeginOperation(
       kCreateKind, key,
       json{{"co_name", spec.co_name}, {"source_volume_id", spec.source_volume_id}}.dump());
-  if (!op.ok()) return tracker_.Finish(key, op.status());
-  job->op_id = *op;
   if (!row) {
-    Status put = snapshots_->Put({.snapshot_name = key,
-                                  .snapshot_id = "",
-                                  .co_name = spec.co_name,
-                                  .source_volume_id = spec.source_volume_id,
-                                  .size = 0,
-                                  .state = "creating",
-                                  .time_created = "",
-                                  .polls = 0});
-    if (!put.ok()) return Fail(job, put);
+    snapshots_->Put({.snapshot_name = key,
+                     .snapshot_id = "",
+                     .co_name = spec.co_name,
+                     .source_volume_id = spec.source_volume_id,
+                     .size = 0,
+                     .state = "creating",
+                     .time_created = "",
+                     .polls = 0});
   }
   bool known = row && !row->snapshot_id.empty();
   commit_->WhenDurable([this, alive = alive_, job, known](Status committed) {
@@ -237,11 +234,8 @@ void SnapshotEngine::Accept(const JobPtr& job, const Snapshot& snapshot) {
   const std::string key = job->spec.snapshot_name;
   tracker_.Alias(key, snapshot.id);
   store::SnapshotRow row = RowFromSnapshot(snapshot, job->spec.co_name);
-  Status written = snapshots_->Put(row);
-  if (written.ok()) {
-    written = journal_->FinishOperation(job->op_id, kJournalDone, "snapshot " + snapshot.state);
-  }
-  if (!written.ok()) return tracker_.Finish(key, written);
+  snapshots_->Put(row);
+  journal_->FinishOperation(job->op_id, kJournalDone, "snapshot " + snapshot.state);
   if (snapshot.state == "creating") uploads_.Track(row);
   commit_->WhenDurable([this, alive = alive_, key, snapshot](Status committed) {
     if (!*alive) return;
@@ -252,14 +246,11 @@ void SnapshotEngine::Accept(const JobPtr& job, const Snapshot& snapshot) {
 void SnapshotEngine::Fail(const JobPtr& job, const Status& error) {
   const std::string key = job->spec.snapshot_name;
   std::optional<store::SnapshotRow> row = snapshots_->FindByName(key);
-  Status written = Status::Ok();
-  if (row && row->snapshot_id.empty()) written = snapshots_->Remove(key);
-  if (written.ok()) {
-    written = journal_->FinishOperation(job->op_id, kJournalFailed, JournalOutcome(error));
-  }
-  commit_->WhenDurable([this, alive = alive_, key, error, written](Status committed) {
+  if (row && row->snapshot_id.empty()) snapshots_->Remove(key);
+  journal_->FinishOperation(job->op_id, kJournalFailed, JournalOutcome(error));
+  commit_->WhenDurable([this, alive = alive_, key, error](Status committed) {
     if (!*alive) return;
-    tracker_.Finish(key, !written.ok() ? written : !committed.ok() ? committed : error);
+    tracker_.Finish(key, !committed.ok() ? committed : error);
   });
 }
 
@@ -270,9 +261,7 @@ void SnapshotEngine::Delete(const std::string& snapshot_id, SnapshotWaiter done)
       BasicOperationTracker<SnapshotResult>::Admission::kStart) {
     return;
   }
-  StatusOr<int64_t> op = journal_->BeginOperation(kDeleteKind, snapshot_id, "{}");
-  if (!op.ok()) return tracker_.Finish(snapshot_id, op.status());
-  const int64_t op_id = *op;
+  const int64_t op_id = journal_->BeginOperation(kDeleteKind, snapshot_id, "{}");
   commit_->WhenDurable([this, alive = alive_, snapshot_id, op_id](Status journaled) {
     if (!*alive) return;
     if (!journaled.ok()) return tracker_.Finish(snapshot_id, journaled);
@@ -299,7 +288,7 @@ void SnapshotEngine::FinishDelete(const std::string& snapshot_id, int64_t op_id,
   if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
     result = Status::Ok();
     state = kJournalDone;
-    if (auto row = snapshots_->FindById(snapshot_id)) (void)snapshots_->Remove(row->snapshot_name);
+    if (auto row = snapshots_->FindById(snapshot_id)) snapshots_->Remove(row->snapshot_name);
     uploads_.Forget(snapshot_id);
   } else if (deleted.code() == StatusCode::kFailedPrecondition &&
              deleted.message().find("in state Creating") != std::string::npos) {
@@ -307,10 +296,10 @@ void SnapshotEngine::FinishDelete(const std::string& snapshot_id, int64_t op_id,
                      " is still being created by Oxide, which deletes a snapshot only once "
                      "it is ready; retry (ListSnapshots shows when ready_to_use is true)");
   }
-  Status written = journal_->FinishOperation(op_id, state, JournalOutcome(result));
-  commit_->WhenDurable([this, alive = alive_, snapshot_id, result, written](Status committed) {
+  journal_->FinishOperation(op_id, state, JournalOutcome(result));
+  commit_->WhenDurable([this, alive = alive_, snapshot_id, result](Status committed) {
     if (!*alive) return;
-    Status final = !written.ok() ? written : !committed.ok() ? committed : result;
+    Status final = !committed.ok() ? committed : result;
     tracker_.Finish(snapshot_id, final.ok() ? SnapshotResult(Snapshot{}) : SnapshotResult(final));
   });
 }
@@ -323,8 +312,7 @@ size_t SnapshotEngine::RecoverUnfinished() {
     if (entry.kind != kCreateKind && entry.kind != kDeleteKind) continue;
     ++found;
     if (tracker_.Busy(entry.volume)) {
-      (void)journal_->FinishOperation(entry.id, kJournalRolledBack,
-                                      "superseded by a later operation");
+      journal_->FinishOperation(entry.id, kJournalRolledBack, "superseded by a later operation");
       continue;
     }
     tracker_.Admit(entry.volume, "recovery of " + entry.kind, "", [](const SnapshotResult&) {});
@@ -362,13 +350,13 @@ void SnapshotEngine::RecoverEntry(const store::OperationRow& entry,
             entry.kind == kCreateKind ? snapshots_->FindByName(key) : snapshots_->FindById(key);
         if (!found.ok()) {
           // Gone: a create that never happened, or a delete that did.
-          if (row) (void)snapshots_->Remove(row->snapshot_name);
+          if (row) snapshots_->Remove(row->snapshot_name);
           return CloseEntry(entry.id, key,
                             entry.kind == kCreateKind ? kJournalRolledBack : kJournalDone,
                             "reconciled with Oxide at start: no such snapshot");
         }
         store::SnapshotRow seen = RowFromSnapshot(*found, row ? row->co_name : co_name);
-        (void)snapshots_->Put(seen);
+        snapshots_->Put(seen);
         if (seen.state == "creating") uploads_.Track(seen);
         CloseEntry(entry.id, key, entry.kind == kCreateKind ? kJournalDone : kJournalRolledBack,
                    "reconciled with Oxide at start: snapshot " + seen.state);
@@ -377,11 +365,10 @@ void SnapshotEngine::RecoverEntry(const store::OperationRow& entry,
 
 void SnapshotEngine::CloseEntry(int64_t id, const std::string& key, const char* state,
                                 const std::string& note) {
-  Status written = journal_->FinishOperation(id, state, note);
-  log::Info(
-      "reconciled an unfinished snapshot operation",
-      {{"snapshot", key}, {"outcome", state}, {"error", written.ok() ? "" : written.message()}});
-  commit_->WhenDurable([this, alive = alive_, key](Status) {
+  journal_->FinishOperation(id, state, note);
+  commit_->WhenDurable([this, alive = alive_, key, state](Status committed) {
+    log::Info("reconciled an unfinished snapshot operation",
+              {{"snapshot", key}, {"outcome", state}, {"error", committed.message()}});
     if (*alive) tracker_.Finish(key, Snapshot{});
   });
 }

@@ -155,18 +155,16 @@ void SnapshotUploadTracker::Apply(const std::string& id, const backend::Snapshot
     return;
   }
   store::SnapshotRow row = tracked.row;
-  Status written = Status::Ok();
   if (seen != nullptr) {
     row.state = seen->state;
     row.size = seen->size;
-    written = store_->Put(row);
+    store_->Put(row);
   } else {
-    written = store_->Remove(row.snapshot_name);
+    store_->Remove(row.snapshot_name);
   }
   log::Info("snapshot upload settled", {{"snapshot_id", id},
                                         {"state", seen != nullptr ? seen->state : "deleted"},
-                                        {"polls", std::to_string(row.polls)},
-                                        {"error", written.ok() ? "" : written.message()}});
+                                        {"polls", std::to_string(row.polls)}});
   std::vector<Settled> waiters = std::move(tracked.waiters);
   tracked_.erase(found);
   StatusOr<backend::Snapshot> result =

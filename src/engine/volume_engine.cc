@@ -89,12 +89,7 @@ VolumeEngine::JobPtr VolumeEngine::StartJob(const std::string& key, const std::s
   job->kind = kind;
   if (before) job->before = std::make_unique<store::VolumeRow>(std::move(*before));
   job->give_up = Clock::now() + options_.operation_limit;
-  StatusOr<int64_t> op = store_->BeginOperation(kind, key, args);
-  if (!op.ok()) {
-    tracker_.Finish(key, op.status());
-    return nullptr;
-  }
-  job->op_id = *op;
+  job->op_id = store_->BeginOperation(kind, key, args);
   return job;
 }
 
@@ -118,14 +113,12 @@ void VolumeEngine::Complete(const JobPtr& job, OperationResult result, const cha
         [this, job, result, journal_state, row] { Complete(job, result, journal_state, row); });
   }
   std::string remove = job->before ? job->before->disk_name : job->row_key;
-  Status written = row ? store_->Put(*row) : remove.empty() ? Status::Ok() : store_->Remove(remove);
-  if (written.ok()) {
-    written = store_->FinishOperation(job->op_id, journal_state, JournalOutcome(result.status()));
+  if (row) {
+    store_->Put(*row);
+  } else if (!remove.empty()) {
+    store_->Remove(remove);
   }
-  if (!written.ok()) {
-    tracker_.Finish(job->key, written);
-    return;
-  }
+  store_->FinishOperation(job->op_id, journal_state, JournalOutcome(result.status()));
   commit_->WhenDurable([this, alive = alive_, job, result = std::move(result)](Status committed) {
     if (!*alive) return;
     if (committed.ok()) return tracker_.Finish(job->key, result);
@@ -162,19 +155,17 @@ void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint
     args["temp_snapshot"] = CloneSnapshotNameFor(spec.co_name);
   }
   JobPtr job = StartJob(spec.disk_name, "create", args.dump(), before);
-  if (!job) return;
   job->row_key = spec.disk_name;
   if (!spec.clone_source.empty()) job->temp_snapshot = CloneSnapshotNameFor(spec.co_name);
   job->spec = spec;
   if (!before) {
-    Status put = store_->Put({.disk_name = spec.disk_name,
-                              .volume_id = "",
-                              .co_name = spec.co_name,
-                              .size = spec.size,
-                              .block_size = spec.block_size,
-                              .state = VolumeStateName(VolumeState::kCreating),
-                              .node_id = ""});
-    if (!put.ok()) return Revert(job, put);
+    store_->Put({.disk_name = spec.disk_name,
+                 .volume_id = "",
+                 .co_name = spec.co_name,
+                 .size = spec.size,
+                 .block_size = spec.block_size,
+                 .state = VolumeStateName(VolumeState::kCreating),
+                 .node_id = ""});
   }
   if (before && !before->volume_id.empty()) {
     // Made before: look it up instead of asking Oxide to make it again (NOT_FOUND: not posted).
@@ -276,7 +267,6 @@ void VolumeEngine::Delete(const std::string& volume_id, OperationWaiter done) {
   }
   std::optional<store::VolumeRow> before = store_->FindByVolumeId(volume_id);
   JobPtr job = StartJob(volume_id, "delete", json::object().dump(), before);
-  if (!job) return;
   if (before) {
     // A row left in a transitional state (a failed commit) gives way: Oxide decides.
     VolumeState from = VolumeStateFromName(before->state).value_or(VolumeState::kCreated);
@@ -285,8 +275,7 @@ void VolumeEngine::Delete(const std::string& volume_id, OperationWaiter done) {
     if (!next.ok()) return Revert(job, next.status());
     store::VolumeRow row = *before;
     row.state = VolumeStateName(*next);
-    Status put = store_->Put(row);
-    if (!put.ok()) return Revert(job, put);
+    store_->Put(row);
   }
   AfterCommit(job, [this, job, volume_id] { ContinueDelete(job, volume_id); });
 }
@@ -338,14 +327,12 @@ void VolumeEngine::Publish(const std::string& volume_id, const std::string& node
 
 void VolumeEngine::ContinuePublish(const JobPtr& job, const std::string& volume_id,
                                    const std::string& node_id, store::VolumeRow row) {
-  if (!job) return;
   StatusOr<VolumeState> next =
       NextState(*VolumeStateFromName(row.state), VolumeEvent::kPublishRequested);
   if (!next.ok()) return Revert(job, next.status());
   row.state = VolumeStateName(*next);
   row.node_id = node_id;
-  Status put = store_->Put(row);
-  if (!put.ok()) return Revert(job, put);
+  store_->Put(row);
   AfterCommit(job, [this, job, volume_id, node_id, row] {
     oxide_->AttachDisk(
         node_id, volume_id,
@@ -404,15 +391,13 @@ void VolumeEngine::Unpublish(const std::string& volume_id, const std::string& no
 void VolumeEngine::ContinueUnpublish(const JobPtr& job, const std::string& volume_id,
                                      std::string node_id,
                                      const std::optional<store::VolumeRow>& row) {
-  if (!job) return;
   if (row) {
     StatusOr<VolumeState> next =
         NextState(*VolumeStateFromName(row->state), VolumeEvent::kUnpublishRequested);
     if (!next.ok()) return Revert(job, next.status());
     store::VolumeRow updated = *row;
     updated.state = VolumeStateName(*next);
-    Status put = store_->Put(updated);
-    if (!put.ok()) return Revert(job, put);
+    store_->Put(updated);
   }
   AfterCommit(job, [this, job, volume_id, node_id] {
     oxide_->DetachDisk(
@@ -486,7 +471,7 @@ void VolumeEngine::Observe(
         std::optional<store::VolumeRow> known = store_->FindByVolumeId(volume_id);
         if (!disk.ok()) {
           if (disk.status().code() == StatusCode::kNotFound) {
-            if (known) (void)store_->Remove(known->disk_name);
+            if (known) store_->Remove(known->disk_name);
             return then(
                 NotFound("volume " + volume_id + " does not exist: Oxide has no disk with this id"),
                 std::nullopt);
@@ -494,8 +479,7 @@ void VolumeEngine::Observe(
           return then(disk.status(), std::nullopt);
         }
         store::VolumeRow row = RowFromDisk(*disk, known ? known->co_name : "");
-        Status put = store_->Put(row);
-        if (!put.ok()) return then(put, std::nullopt);
+        store_->Put(row);
         then(std::move(disk), row);
       });
 }
@@ -503,10 +487,7 @@ void VolumeEngine::Observe(
 // ---- recovery -------------------------------------------------------------------------------
 
 size_t VolumeEngine::RecoverUnfinished() {
-  StatusOr<int64_t> pruned = store_->PruneFinished(int64_t{7} * 24 * 3600 * 1000);
-  if (pruned.ok() && *pruned > 0) {
-    log::Info("forgot old finished journal entries", {{"count", std::to_string(*pruned)}});
-  }
+  store_->PruneFinished(int64_t{7} * 24 * 3600 * 1000);
   std::vector<store::OperationRow> entries;
   for (store::OperationRow& entry : store_->UnfinishedOperations()) {
     // Snapshot operations are the SnapshotEngine's.
@@ -517,13 +498,13 @@ size_t VolumeEngine::RecoverUnfinished() {
     const store::OperationRow& entry = *it;
     if (tracker_.Busy(entry.volume)) {
       // An older entry for the same volume: the newer one decides.
-      (void)store_->FinishOperation(entry.id, kRolledBack, "superseded by a later operation");
+      store_->FinishOperation(entry.id, kRolledBack, "superseded by a later operation");
       continue;
     }
     tracker_.Admit(entry.volume, "recovery of " + entry.kind, "", [](const OperationResult&) {});
   }
   for (const store::OperationRow& entry : entries) {
-    if (auto current = store_->FindOperation(entry.id); current && current->state == "pending") {
+    if (store_->FindUnfinishedOperation(entry.id)) {
       Recover(entry, std::chrono::seconds(1));
     }
   }
@@ -565,7 +546,7 @@ void VolumeEngine::Recover(const store::OperationRow& entry,
       const char* state = entry.kind == "delete" || entry.kind == "unpublish" ? kDone
                           : entry.kind == "create"                            ? kRolledBack
                                                                               : kFailed;
-      if (before) (void)store_->Remove(before->disk_name);
+      if (before) store_->Remove(before->disk_name);
       return FinishRecovery(entry, state, std::nullopt, key);
     }
     store::VolumeRow row = RowFromDisk(*disk, co_name);
@@ -573,7 +554,7 @@ void VolumeEngine::Recover(const store::OperationRow& entry,
     if (entry.kind == "create") state = kDone;
     if (entry.kind == "publish" && IsAttachedTo(*disk, node)) state = kDone;
     if (entry.kind == "unpublish" && !IsAttachedTo(*disk, node)) state = kDone;
-    if (before && before->disk_name != row.disk_name) (void)store_->Remove(before->disk_name);
+    if (before && before->disk_name != row.disk_name) store_->Remove(before->disk_name);
     FinishRecovery(entry, state, row, key);
   });
 }
@@ -591,17 +572,15 @@ void VolumeEngine::FinishRecovery(const store::OperationRow& entry, const char* 
                                    FinishRecovery(without, journal_state, row, key);
                                  });
   }
-  Status written = row ? store_->Put(*row) : Status::Ok();
-  if (written.ok()) {
-    written = store_->FinishOperation(entry.id, journal_state, "reconciled with Oxide at start");
-  }
-  log::Info("reconciled an unfinished operation",
-            {{"volume_id", key},
-             {"operation", entry.kind},
-             {"outcome", journal_state},
-             {"state", row ? row->state : "deleted"},
-             {"error", written.ok() ? "" : written.message()}});
-  commit_->WhenDurable([this, alive = alive_, key](Status) {
+  if (row) store_->Put(*row);
+  store_->FinishOperation(entry.id, journal_state, "reconciled with Oxide at start");
+  commit_->WhenDurable([this, alive = alive_, key, kind = entry.kind, journal_state,
+                        state = row ? row->state : "deleted"](Status committed) {
+    log::Info("reconciled an unfinished operation", {{"volume_id", key},
+                                                     {"operation", kind},
+                                                     {"outcome", journal_state},
+                                                     {"state", state},
+                                                     {"error", committed.message()}});
     if (*alive) tracker_.Finish(key, Disk{});
   });
 }

@@ -1,62 +1,74 @@
 #include "store/group_commit.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "util/log.h"
 
 namespace oxide::store {
 
-GroupCommit::GroupCommit(uv_loop_t* loop, StateDb* db, std::chrono::milliseconds window)
+GroupCommit::GroupCommit(uv_loop_t* loop, StateDb* db, std::function<uint64_t()> now_ms)
     : db_(db),
-      window_(window),
-      prepare_(new uv_prepare_t),
-      window_timer_(new uv_timer_t),
       loop_(loop),
-      begin_(db->handle(), "BEGIN IMMEDIATE"),
-      commit_(db->handle(), "COMMIT") {
+      now_ms_(now_ms ? std::move(now_ms) : [loop] { return uv_now(loop); }),
+      prepare_(new uv_prepare_t),
+      committed_(new uv_async_t) {
   uv_prepare_init(loop, prepare_);
   prepare_->data = this;
-  uv_timer_init(loop, window_timer_);
-  window_timer_->data = this;
+  uv_async_init(loop, committed_, &GroupCommit::OnCommitted);
+  committed_->data = this;
+  uv_unref(reinterpret_cast<uv_handle_t*>(committed_));
+  open_.seq = 1;
+  thread_ = std::make_unique<CommitThread>(db->handle(), [this](CommitOutcome outcome) {
+    {
+      std::lock_guard<std::mutex> lock(outcomes_mutex_);
+      outcomes_.push_back(std::move(outcome));
+    }
+    uv_async_send(committed_);
+  });
 }
 
 GroupCommit::~GroupCommit() {
   Flush();
+  thread_.reset();
+  char longest[32], total[32];
+  std::snprintf(longest, sizeof longest, "%.3f", stats_.longest_commit_ms);
+  std::snprintf(total, sizeof total, "%.1f", stats_.commit_ms);
+  log::Info("state database commits", {{"commits", std::to_string(stats_.commits)},
+                                       {"writes", std::to_string(stats_.writes)},
+                                       {"calls", std::to_string(stats_.calls)},
+                                       {"longest_commit_ms", longest},
+                                       {"commit_ms", total},
+                                       {"failed", std::to_string(stats_.failed)}});
   uv_close(reinterpret_cast<uv_handle_t*>(prepare_),
            [](uv_handle_t* handle) { delete reinterpret_cast<uv_prepare_t*>(handle); });
-  uv_close(reinterpret_cast<uv_handle_t*>(window_timer_),
-           [](uv_handle_t* handle) { delete reinterpret_cast<uv_timer_t*>(handle); });
+  uv_close(reinterpret_cast<uv_handle_t*>(committed_),
+           [](uv_handle_t* handle) { delete reinterpret_cast<uv_async_t*>(handle); });
 }
 
-Status GroupCommit::BeginWrite() {
-  if (!in_transaction_) {
-    Status begun = begin_.Run(db_->handle());
-    if (!begun.ok()) return Internal("state database: cannot begin a write: " + begun.message());
-    in_transaction_ = true;
-    const auto window =
-        static_cast<uint64_t>(window_.count()) * (last_commit_waiters_ >= kBusyWaiters ? 2 : 1);
-    if (window > 0 && committed_once_) {
-      uv_update_time(loop_);  // the loop's clock may be a long callback old
-      const uint64_t since = uv_now(loop_) - last_commit_ms_;
-      if (since < window) {  // busy: wait for the rest of the window, gathering more writes
-        window_open_ = true;
-        uv_timer_start(window_timer_, &GroupCommit::OnWindowEnd, window - since, 0);
-      }
-    }
-  }
+uint64_t GroupCommit::Write(WriteStep write) {
+  open_.writes.push_back(std::move(write));
   Arm();
-  return Status::Ok();
-}
-
-void GroupCommit::OnWindowEnd(uv_timer_t* handle) {
-  auto* self = static_cast<GroupCommit*>(handle->data);
-  self->window_open_ = false;
-  self->CommitPending(false);
+  return open_.seq;
 }
 
 void GroupCommit::WhenDurable(std::function<void(Status)> done) {
-  waiting_.push_back(std::move(done));
+  if (open_.writes.empty() && !submitted_.empty()) {
+    submitted_.back().waiters.push_back(std::move(done));
+    return;
+  }
+  open_.waiters.push_back(std::move(done));
   Arm();
+}
+
+uint64_t GroupCommit::AddBatchListener(std::function<void(uint64_t, bool)> listener) {
+  listeners_.emplace_back(next_listener_, std::move(listener));
+  return next_listener_++;
+}
+
+void GroupCommit::RemoveBatchListener(uint64_t id) {
+  std::erase_if(listeners_, [id](const auto& entry) { return entry.first == id; });
 }
 
 void GroupCommit::Arm() {
@@ -66,58 +78,97 @@ void GroupCommit::Arm() {
 }
 
 void GroupCommit::OnPrepare(uv_prepare_t* handle) {
-  auto* self = static_cast<GroupCommit*>(handle->data);
-  // While the window is open, the transaction (and whoever waits for it) waits for its timer.
-  if (self->window_open_ && self->in_transaction_) return;
-  self->CommitPending(false);
+  static_cast<GroupCommit*>(handle->data)->SubmitOpenBatch();
 }
 
-void GroupCommit::Flush() {
-  CommitPending(true);
-}
-
-void GroupCommit::CommitPending(bool force) {
-  // Callbacks may write again (an operation's next step); keep going until nothing is pending so
-  // the loop never sleeps on uncommitted writes — unless those writes opened a window, whose
-  // timer commits them (`force`: not even then).
-  while (in_transaction_ || !waiting_.empty()) {
-    if (window_open_) {
-      if (!force && in_transaction_) return;  // the timer commits; the prepare handle stays on
-      window_open_ = false;
-      uv_timer_stop(window_timer_);
-    }
-    Status committed = Status::Ok();
-    const bool committed_now = in_transaction_;
-    if (in_transaction_) {
-      in_transaction_ = false;
-      committed = commit_.Run(db_->handle());
-      if (!committed.ok()) {
-        (void)Exec(db_->handle(), "ROLLBACK");
-        committed =
-            Unavailable("state database commit failed, nothing of this call was recorded: " +
-                        committed.message());
-        log::Error(committed.message(), {{"state_db", db_->path()}});
-      }
-      ++commits_;
-      db_->NoteCommitResult(committed);
-      uv_update_time(loop_);
-      last_commit_ms_ = uv_now(loop_);
-      committed_once_ = true;
-    }
+void GroupCommit::SubmitOpenBatch() {
+  // Waiters that wait for nothing may write again; keep going until this turn's writes are out.
+  while (open_.writes.empty() && !open_.waiters.empty()) {
     std::vector<std::function<void(Status)>> ready;
-    ready.swap(waiting_);
-    if (committed_now) last_commit_waiters_ = ready.size();
+    ready.swap(open_.waiters);
     for (auto& done : ready)
-      done(committed);
+      done(Status::Ok());
   }
-  if (window_open_) {  // nothing left to commit
-    window_open_ = false;
-    uv_timer_stop(window_timer_);
+  if (!open_.writes.empty()) {
+    if (submitted_.empty()) uv_ref(reinterpret_cast<uv_handle_t*>(committed_));
+    open_.submitted_ms = now_ms_();
+    WriteBatch batch;
+    batch.seq = open_.seq;
+    batch.writes = std::move(open_.writes);
+    thread_->Submit(std::move(batch));
+    open_.writes.clear();
+    submitted_.push_back(std::move(open_));
+    open_ = Batch();
+    open_.seq = submitted_.back().seq + 1;
   }
   if (armed_) {
     armed_ = false;
     uv_prepare_stop(prepare_);
   }
+}
+
+void GroupCommit::OnCommitted(uv_async_t* handle) {
+  static_cast<GroupCommit*>(handle->data)->TakeOutcomes();
+}
+
+void GroupCommit::TakeOutcomes() {
+  std::vector<CommitOutcome> outcomes;
+  {
+    std::lock_guard<std::mutex> lock(outcomes_mutex_);
+    outcomes.swap(outcomes_);
+  }
+  for (const CommitOutcome& outcome : outcomes)
+    Finish(outcome);
+  if (submitted_.empty()) uv_unref(reinterpret_cast<uv_handle_t*>(committed_));
+}
+
+void GroupCommit::Finish(const CommitOutcome& outcome) {
+  ++stats_.commits;
+  stats_.writes += outcome.writes;
+  stats_.longest_commit_ms = std::max(stats_.longest_commit_ms, outcome.seconds * 1e3);
+  stats_.commit_ms += outcome.seconds * 1e3;
+  Status committed = Status::Ok();
+  if (!outcome.commit.ok()) {
+    ++stats_.failed;
+    committed = Unavailable("state database commit failed, nothing of this call was recorded: " +
+                            outcome.commit.message());
+    log::Error(committed.message(), {{"state_db", db_->path()}});
+  }
+  db_->NoteCommitResult(committed);
+  for (uint64_t seq = outcome.first_seq; seq <= outcome.last_seq; ++seq) {
+    Batch batch = std::move(submitted_.front());
+    submitted_.pop_front();
+    Status status = committed;
+    for (const auto& [failed_seq, error] : outcome.failed_batches) {
+      if (failed_seq != seq) continue;
+      ++stats_.failed;
+      status = Unavailable("state database write failed, nothing of this call was recorded: " +
+                           error.message());
+      log::Error(status.message(), {{"state_db", db_->path()}});
+    }
+    for (auto& [id, listener] : listeners_)
+      listener(batch.seq, status.ok());
+    stats_.calls += batch.waiters.size();
+    for (auto& done : batch.waiters)
+      done(status);
+  }
+}
+
+void GroupCommit::Flush() {
+  while (!open_.writes.empty() || !open_.waiters.empty() || !submitted_.empty()) {
+    SubmitOpenBatch();
+    thread_->WaitIdle();
+    TakeOutcomes();
+  }
+}
+
+Status GroupCommit::Health(uint64_t limit_ms) const {
+  if (submitted_.empty()) return Status::Ok();
+  const uint64_t running = now_ms_() - submitted_.front().submitted_ms;
+  if (running <= limit_ms) return Status::Ok();
+  return FailedPrecondition("state database " + db_->path() + ": a commit has been running for " +
+                            std::to_string(running / 1000) +
+                            " s (is the disk under it hung or full?)");
 }
 
 }  // namespace oxide::store

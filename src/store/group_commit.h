@@ -1,70 +1,125 @@
-// Group commit: the writes the loop thread makes go into one SQLite transaction so that many
-// calls share one fsync. Commits are paced: at most one per `window`. A transaction begun after
-// a quiet spell (the last commit is a window or more ago) commits just before the loop would wait
-// for I/O again; one begun sooner commits when the window since the last commit ends. So an
-// idle plugin answers without delay, and a busy one batches (each write waits < `window`).
-// Under heavy load — the last commit released kBusyWaiters or more waiting callbacks — the window
-// doubles: half the fsyncs, and the wait it adds is small beside the queueing such load causes.
-// Callers register what must wait for durability (an RPC's answer) with WhenDurable(). Loop
-// thread only.
+// Group commit, the loop thread's half: the writes the loop makes during one turn form a batch,
+// which is handed to the store thread (CommitThread) just before the loop would wait for I/O.
+// The store thread commits everything handed to it since its previous commit in one transaction,
+// so batches adapt to load with no timer: idle, a write is committed at once; busy, each commit
+// carries what was written while the previous fsync ran. The loop never waits for a commit.
+//
+// Callers register what must wait for durability (an RPC's answer, an operation's next step)
+// with WhenDurable(); it runs on the loop thread once every write made before it is committed,
+// or with UNAVAILABLE when the transaction carrying them failed (the writes are then undone in
+// the MirrorTables, and Probe reports the failure through StateDb::Health). Stores keep their
+// rows in MirrorTables and tell them each batch's outcome through OnBatchDone listeners.
+//
+// Loop thread only, except as noted.
 #pragma once
 
 #include <uv.h>
 
-#include <chrono>
+#include <cstdint>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <vector>
 
-#include "store/sqlite_handle.h"
+#include "store/commit_thread.h"
 #include "store/state_db.h"
 #include "util/status.h"
 
 namespace oxide::store {
 
+struct CommitStats {
+  uint64_t commits = 0;  // transactions
+  uint64_t failed = 0;   // transactions (or batches) that failed
+  uint64_t writes = 0;
+  uint64_t calls = 0;  // WhenDurable callbacks released by a commit
+  double longest_commit_ms = 0;
+  double commit_ms = 0;  // all commits together
+};
+
 class GroupCommit {
  public:
-  GroupCommit(uv_loop_t* loop, StateDb* db,
-              std::chrono::milliseconds window = std::chrono::milliseconds(0));
-  // Commits what is pending, then closes its loop handle (the loop must run once more).
+  // Starts the store thread. `db`'s connection is the store thread's while any batch is
+  // outstanding; the loop thread may use db->handle() only when none is: at start-up before the
+  // first write (stores prepare statements and read their tables then) and right after Flush().
+  // `now_ms`: the clock Health() measures a running commit with (default: the loop's).
+  GroupCommit(uv_loop_t* loop, StateDb* db, std::function<uint64_t()> now_ms = nullptr);
+  // Commits what is pending (Flush), stops the store thread, logs the figures and closes its loop
+  // handles (the loop must run once more to free them).
   ~GroupCommit();
   GroupCommit(const GroupCommit&) = delete;
   GroupCommit& operator=(const GroupCommit&) = delete;
 
-  // Opens this turn's transaction unless one is open. Call before every write.
-  Status BeginWrite();
-  // Runs `done` once everything written so far is committed (OK), or failed to commit (the
-  // writes are rolled back and `done` gets the error). Without pending writes it runs at the end
-  // of this loop turn with OK.
+  // Adds a write to the batch of this loop turn and returns that batch's number (for the
+  // MirrorTable that records the change).
+  uint64_t Write(WriteStep write);
+  // Runs `done` once everything written so far is durable (OK) or failed to commit. Without
+  // writes of this turn it waits for the newest commit still running, or, when none is, runs at
+  // the end of this loop turn with OK.
   void WhenDurable(std::function<void(Status)> done);
+  // `listener` is called for every batch, in order, once its outcome is known (before the
+  // batch's WhenDurable callbacks). Returns an id for RemoveBatchListener.
+  uint64_t AddBatchListener(std::function<void(uint64_t batch, bool ok)> listener);
+  void RemoveBatchListener(uint64_t id);
 
-  // Commits now (tests and shutdown); the callbacks run before it returns.
+  // Blocks until everything written so far is committed and the callbacks have run (start-up,
+  // shutdown and tests). Afterwards, until the next write, the loop thread may read db->handle().
   void Flush();
 
-  uint64_t commits() const { return commits_; }
-  // A commit releasing at least this many callbacks makes the next window twice as long.
-  static constexpr size_t kBusyWaiters = 8;
+  // FAILED_PRECONDITION when a commit has been running for longer than `limit_ms` (a hung disk).
+  Status Health(uint64_t limit_ms = 10000) const;
+  const CommitStats& stats() const { return stats_; }
 
  private:
+  struct Batch {
+    uint64_t seq = 0;
+    uint64_t submitted_ms = 0;  // now_ms_() when handed to the store thread
+    std::vector<WriteStep> writes;
+    std::vector<std::function<void(Status)>> waiters;
+  };
+
   static void OnPrepare(uv_prepare_t* handle);
-  static void OnWindowEnd(uv_timer_t* handle);
+  static void OnCommitted(uv_async_t* handle);
   void Arm();
-  // Commits the open transaction and runs the callbacks waiting for it, again while they write.
-  void CommitPending(bool force);
+  // Hands the batch of this turn to the store thread; runs waiters that wait for nothing.
+  void SubmitOpenBatch();
+  void TakeOutcomes();
+  void Finish(const CommitOutcome& outcome);
 
   StateDb* db_;
-  std::chrono::milliseconds window_;
-  uv_prepare_t* prepare_;     // heap: freed by its close callback, which may run after us
-  uv_timer_t* window_timer_;  // likewise
   uv_loop_t* loop_;
-  uint64_t last_commit_ms_ = 0;     // uv_now() after the last commit
-  size_t last_commit_waiters_ = 0;  // callbacks the last commit released
-  bool committed_once_ = false;
-  bool window_open_ = false;
-  bool in_transaction_ = false;
+  std::function<uint64_t()> now_ms_;
+  uv_prepare_t* prepare_;  // heap: freed by its close callback, which may run after us
+  uv_async_t* committed_;  // likewise; referenced only while a commit is outstanding
   bool armed_ = false;
-  uint64_t commits_ = 0;
-  Statement begin_, commit_;  // prepared once: each write turn runs both
-  std::vector<std::function<void(Status)>> waiting_;
+  Batch open_;
+  std::deque<Batch> submitted_;  // handed to the store thread, outcome not yet taken
+  std::vector<std::pair<uint64_t, std::function<void(uint64_t, bool)>>> listeners_;
+  uint64_t next_listener_ = 1;
+  CommitStats stats_;
+
+  std::mutex outcomes_mutex_;
+  std::vector<CommitOutcome> outcomes_;  // guarded by outcomes_mutex_; from the store thread
+
+  std::unique_ptr<CommitThread> thread_;  // last: stopped first
+};
+
+// A store's registration for batch outcomes, held as its last member: on destruction it first
+// commits what is pending (while the store's statements still exist), then unregisters.
+class BatchListener {
+ public:
+  BatchListener(GroupCommit* commit, std::function<void(uint64_t batch, bool ok)> listener)
+      : commit_(commit), id_(commit->AddBatchListener(std::move(listener))) {}
+  ~BatchListener() {
+    commit_->Flush();
+    commit_->RemoveBatchListener(id_);
+  }
+  BatchListener(const BatchListener&) = delete;
+  BatchListener& operator=(const BatchListener&) = delete;
+
+ private:
+  GroupCommit* commit_;
+  uint64_t id_;
 };
 
 }  // namespace oxide::store

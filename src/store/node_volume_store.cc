@@ -5,129 +5,138 @@
 namespace oxide::store {
 namespace {
 
-Status SqlError(StateDb* db, const std::string& what) {
-  Status status = Internal("state database: " + what + ": " + sqlite3_errmsg(db->handle()));
-  return status;
-}
-
-void BindAll(Statement& statement, const std::vector<std::string>& values) {
-  for (size_t i = 0; i < values.size(); ++i)
-    statement.Bind(static_cast<int>(i) + 1, values[i]);
-}
-
 constexpr const char* kStagingColumns =
     "volume_id, staging_path, state, capability, block, fs_type, serial, device_name, "
     "device_number";
 constexpr const char* kPublicationColumns =
     "target_path, volume_id, state, staging_path, capability, readonly";
 
+template <typename Row>
+std::vector<Row> Values(const std::map<std::string, Row>& rows) {
+  std::vector<Row> values;
+  values.reserve(rows.size());
+  for (const auto& [key, row] : rows)
+    values.push_back(row);
+  return values;
+}
+
 }  // namespace
 
-Status NodeVolumeStore::Write(const std::string& sql, const std::vector<std::string>& values) {
-  Statement statement(db_->handle(), sql);
-  if (!statement.valid()) return SqlError(db_, "prepare");
-  BindAll(statement, values);
-  Status result = statement.Step() == SQLITE_DONE ? Status::Ok() : SqlError(db_, "write");
-  if (result.ok() && commit_ != nullptr && sqlite3_get_autocommit(db_->handle()) == 0) {
-    commit_->Flush();
-    return db_->last_commit();
-  }
-  db_->NoteCommitResult(result);
-  return result;
+NodeVolumeStore::NodeVolumeStore(StateDb* db, GroupCommit* commit)
+    : commit_(commit), listener_(commit, [this](uint64_t batch, bool ok) {
+        stagings_.BatchDone(batch, ok);
+        publications_.BatchDone(batch, ok);
+      }) {
+  sqlite3* h = db->handle();
+  put_staging_ =
+      Statement(h, std::string("INSERT OR REPLACE INTO node_stagings (") + kStagingColumns +
+                       ", updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  delete_staging_ = Statement(h, "DELETE FROM node_stagings WHERE volume_id = ?1");
+  put_publication_ =
+      Statement(h, std::string("INSERT OR REPLACE INTO node_publications (") + kPublicationColumns +
+                       ", updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  delete_publication_ = Statement(h, "DELETE FROM node_publications WHERE target_path = ?1");
+  Load(h);
 }
 
-StatusOr<std::vector<StagingRow>> NodeVolumeStore::QueryStagings(
-    const std::string& where, const std::vector<std::string>& values) {
-  Statement statement(db_->handle(),
-                      std::string("SELECT ") + kStagingColumns + " FROM node_stagings " + where);
-  if (!statement.valid()) return SqlError(db_, "prepare");
-  BindAll(statement, values);
-  std::vector<StagingRow> rows;
-  int rc = 0;
-  while ((rc = statement.Step()) == SQLITE_ROW) {
-    rows.push_back({.volume_id = statement.ColumnText(0),
-                    .staging_path = statement.ColumnText(1),
-                    .state = statement.ColumnText(2),
-                    .capability = statement.ColumnText(3),
-                    .block = statement.ColumnInt(4) != 0,
-                    .fs_type = statement.ColumnText(5),
-                    .serial = statement.ColumnText(6),
-                    .device_name = statement.ColumnText(7),
-                    .device_number = statement.ColumnText(8)});
+void NodeVolumeStore::Load(sqlite3* db) {
+  Statement stagings(db, std::string("SELECT ") + kStagingColumns + " FROM node_stagings");
+  while (stagings.Step() == SQLITE_ROW) {
+    StagingRow row{.volume_id = stagings.ColumnText(0),
+                   .staging_path = stagings.ColumnText(1),
+                   .state = stagings.ColumnText(2),
+                   .capability = stagings.ColumnText(3),
+                   .block = stagings.ColumnInt(4) != 0,
+                   .fs_type = stagings.ColumnText(5),
+                   .serial = stagings.ColumnText(6),
+                   .device_name = stagings.ColumnText(7),
+                   .device_number = stagings.ColumnText(8)};
+    std::string key = row.volume_id;
+    stagings_.Load(key, std::move(row));
   }
-  if (rc != SQLITE_DONE) return SqlError(db_, "read");
-  return rows;
+  Statement publications(db,
+                         std::string("SELECT ") + kPublicationColumns + " FROM node_publications");
+  while (publications.Step() == SQLITE_ROW) {
+    PublicationRow row{.target_path = publications.ColumnText(0),
+                       .volume_id = publications.ColumnText(1),
+                       .state = publications.ColumnText(2),
+                       .staging_path = publications.ColumnText(3),
+                       .capability = publications.ColumnText(4),
+                       .readonly = publications.ColumnInt(5) != 0};
+    std::string key = row.target_path;
+    publications_.Load(key, std::move(row));
+  }
 }
 
-StatusOr<std::vector<PublicationRow>> NodeVolumeStore::QueryPublications(
-    const std::string& where, const std::vector<std::string>& values) {
-  Statement statement(db_->handle(), std::string("SELECT ") + kPublicationColumns +
-                                         " FROM node_publications " + where);
-  if (!statement.valid()) return SqlError(db_, "prepare");
-  BindAll(statement, values);
+std::optional<StagingRow> NodeVolumeStore::GetStaging(const std::string& volume_id) const {
+  const StagingRow* row = stagings_.Find(volume_id);
+  return row ? std::optional<StagingRow>(*row) : std::nullopt;
+}
+
+std::vector<StagingRow> NodeVolumeStore::ListStagings() const {
+  return Values(stagings_.rows());
+}
+
+void NodeVolumeStore::PutStaging(const StagingRow& row) {
+  uint64_t batch = commit_->Write([this, row, now = int64_t{std::time(nullptr)}](sqlite3* db) {
+    return put_staging_.Bind(1, row.volume_id)
+        .Bind(2, row.staging_path)
+        .Bind(3, row.state)
+        .Bind(4, row.capability)
+        .Bind(5, int64_t{row.block ? 1 : 0})
+        .Bind(6, row.fs_type)
+        .Bind(7, row.serial)
+        .Bind(8, row.device_name)
+        .Bind(9, row.device_number)
+        .Bind(10, now)
+        .Run(db);
+  });
+  stagings_.Write(batch, row.volume_id, row);
+}
+
+void NodeVolumeStore::DeleteStaging(const std::string& volume_id) {
+  uint64_t batch = commit_->Write(
+      [this, volume_id](sqlite3* db) { return delete_staging_.Bind(1, volume_id).Run(db); });
+  stagings_.Write(batch, volume_id, std::nullopt);
+}
+
+std::optional<PublicationRow> NodeVolumeStore::GetPublication(
+    const std::string& target_path) const {
+  const PublicationRow* row = publications_.Find(target_path);
+  return row ? std::optional<PublicationRow>(*row) : std::nullopt;
+}
+
+std::vector<PublicationRow> NodeVolumeStore::ListPublications() const {
+  return Values(publications_.rows());
+}
+
+std::vector<PublicationRow> NodeVolumeStore::PublicationsOf(const std::string& volume_id) const {
   std::vector<PublicationRow> rows;
-  int rc = 0;
-  while ((rc = statement.Step()) == SQLITE_ROW) {
-    rows.push_back({.target_path = statement.ColumnText(0),
-                    .volume_id = statement.ColumnText(1),
-                    .state = statement.ColumnText(2),
-                    .staging_path = statement.ColumnText(3),
-                    .capability = statement.ColumnText(4),
-                    .readonly = statement.ColumnInt(5) != 0});
+  for (const auto& [target, row] : publications_.rows()) {
+    if (row.volume_id == volume_id) rows.push_back(row);
   }
-  if (rc != SQLITE_DONE) return SqlError(db_, "read");
   return rows;
 }
 
-StatusOr<std::optional<StagingRow>> NodeVolumeStore::GetStaging(const std::string& volume_id) {
-  auto rows = QueryStagings("WHERE volume_id = ?1", {volume_id});
-  if (!rows.ok()) return rows.status();
-  if (rows->empty()) return std::optional<StagingRow>();
-  return std::optional<StagingRow>(rows->front());
+void NodeVolumeStore::PutPublication(const PublicationRow& row) {
+  uint64_t batch = commit_->Write([this, row, now = int64_t{std::time(nullptr)}](sqlite3* db) {
+    return put_publication_.Bind(1, row.target_path)
+        .Bind(2, row.volume_id)
+        .Bind(3, row.state)
+        .Bind(4, row.staging_path)
+        .Bind(5, row.capability)
+        .Bind(6, int64_t{row.readonly ? 1 : 0})
+        .Bind(7, now)
+        .Run(db);
+  });
+  publications_.Write(batch, row.target_path, row);
 }
 
-StatusOr<std::vector<StagingRow>> NodeVolumeStore::ListStagings() {
-  return QueryStagings("ORDER BY volume_id", {});
-}
-
-Status NodeVolumeStore::PutStaging(const StagingRow& row) {
-  return Write(std::string("INSERT OR REPLACE INTO node_stagings (") + kStagingColumns +
-                   ", updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-               {row.volume_id, row.staging_path, row.state, row.capability, row.block ? "1" : "0",
-                row.fs_type, row.serial, row.device_name, row.device_number,
-                std::to_string(std::time(nullptr))});
-}
-
-Status NodeVolumeStore::DeleteStaging(const std::string& volume_id) {
-  return Write("DELETE FROM node_stagings WHERE volume_id = ?1", {volume_id});
-}
-
-StatusOr<std::optional<PublicationRow>> NodeVolumeStore::GetPublication(
-    const std::string& target_path) {
-  auto rows = QueryPublications("WHERE target_path = ?1", {target_path});
-  if (!rows.ok()) return rows.status();
-  if (rows->empty()) return std::optional<PublicationRow>();
-  return std::optional<PublicationRow>(rows->front());
-}
-
-StatusOr<std::vector<PublicationRow>> NodeVolumeStore::ListPublications() {
-  return QueryPublications("ORDER BY target_path", {});
-}
-
-StatusOr<std::vector<PublicationRow>> NodeVolumeStore::PublicationsOf(
-    const std::string& volume_id) {
-  return QueryPublications("WHERE volume_id = ?1 ORDER BY target_path", {volume_id});
-}
-
-Status NodeVolumeStore::PutPublication(const PublicationRow& row) {
-  return Write(std::string("INSERT OR REPLACE INTO node_publications (") + kPublicationColumns +
-                   ", updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-               {row.target_path, row.volume_id, row.state, row.staging_path, row.capability,
-                row.readonly ? "1" : "0", std::to_string(std::time(nullptr))});
-}
-
-Status NodeVolumeStore::DeletePublication(const std::string& target_path) {
-  return Write("DELETE FROM node_publications WHERE target_path = ?1", {target_path});
+void NodeVolumeStore::DeletePublication(const std::string& target_path) {
+  uint64_t batch = commit_->Write([this, target_path](sqlite3* db) {
+    return delete_publication_.Bind(1, target_path).Run(db);
+  });
+  publications_.Write(batch, target_path, std::nullopt);
 }
 
 }  // namespace oxide::store

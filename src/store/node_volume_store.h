@@ -1,8 +1,9 @@
 // The node's durable volume states (tables node_stagings and node_publications, migration 3):
 // a row is written in a transitional state (staging, publishing, unstaging, unpublishing) before
 // the side effect and moved to its result (staged, published, or deleted) after it. Rows whose
-// mount vanished are marked stale by the start-up reconciliation. Loop thread only (it uses the
-// StateDb's connection); every write is an autocommit statement that is durable when it returns.
+// mount vanished are marked stale by the start-up reconciliation. Reads come from memory; writes
+// change memory at once and go to the store thread with the loop turn's batch, like the
+// controller's (GroupCommit::WhenDurable says when they are durable). Loop thread only.
 #pragma once
 
 #include <optional>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "store/group_commit.h"
+#include "store/mirror_table.h"
+#include "store/sqlite_handle.h"
 #include "store/state_db.h"
 #include "util/status.h"
 
@@ -49,29 +52,29 @@ struct PublicationRow {
 
 class NodeVolumeStore {
  public:
-  // `commit`: the controller's group commit in --mode=all. A write made while its transaction is
-  // open joins that transaction, so the write commits it at once to stay durable on return.
-  explicit NodeVolumeStore(StateDb* db, GroupCommit* commit = nullptr) : db_(db), commit_(commit) {}
+  // Reads both tables into memory (at start, before `commit` has taken the connection into use).
+  NodeVolumeStore(StateDb* db, GroupCommit* commit);
 
-  StatusOr<std::optional<StagingRow>> GetStaging(const std::string& volume_id);
-  StatusOr<std::vector<StagingRow>> ListStagings();
-  Status PutStaging(const StagingRow& row);  // insert or replace
-  Status DeleteStaging(const std::string& volume_id);
+  std::optional<StagingRow> GetStaging(const std::string& volume_id) const;
+  std::vector<StagingRow> ListStagings() const;
+  void PutStaging(const StagingRow& row);  // insert or replace
+  void DeleteStaging(const std::string& volume_id);
 
-  StatusOr<std::optional<PublicationRow>> GetPublication(const std::string& target_path);
-  StatusOr<std::vector<PublicationRow>> ListPublications();  // all volumes
-  StatusOr<std::vector<PublicationRow>> PublicationsOf(const std::string& volume_id);
-  Status PutPublication(const PublicationRow& row);
-  Status DeletePublication(const std::string& target_path);
+  std::optional<PublicationRow> GetPublication(const std::string& target_path) const;
+  std::vector<PublicationRow> ListPublications() const;  // all volumes
+  std::vector<PublicationRow> PublicationsOf(const std::string& volume_id) const;
+  void PutPublication(const PublicationRow& row);
+  void DeletePublication(const std::string& target_path);
 
  private:
-  Status Write(const std::string& sql, const std::vector<std::string>& values);
-  StatusOr<std::vector<StagingRow>> QueryStagings(const std::string& where,
-                                                  const std::vector<std::string>& values);
-  StatusOr<std::vector<PublicationRow>> QueryPublications(const std::string& where,
-                                                          const std::vector<std::string>& values);
-  StateDb* db_;
+  void Load(sqlite3* db);
+
   GroupCommit* commit_;
+  MirrorTable<std::string, StagingRow> stagings_;          // by volume id
+  MirrorTable<std::string, PublicationRow> publications_;  // by target path
+  // Prepared at start; used by the store thread only afterwards.
+  Statement put_staging_, delete_staging_, put_publication_, delete_publication_;
+  BatchListener listener_;  // last: commits what is pending before the statements go
 };
 
 }  // namespace oxide::store

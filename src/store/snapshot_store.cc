@@ -11,79 +11,85 @@ constexpr const char* kColumns =
 
 }  // namespace
 
-SnapshotStore::SnapshotStore(StateDb* db, GroupCommit* commit) : db_(db), commit_(commit) {
+SnapshotStore::SnapshotStore(StateDb* db, GroupCommit* commit)
+    : commit_(commit),
+      snapshots_([this](const std::string& name, const SnapshotRow* before,
+                        const SnapshotRow* after) { OnChange(name, before, after); }),
+      listener_(commit, [this](uint64_t batch, bool ok) { snapshots_.BatchDone(batch, ok); }) {
   sqlite3* h = db->handle();
-  std::string select = std::string("SELECT ") + kColumns + " FROM snapshots ";
-  find_by_name_ = Statement(h, select + "WHERE snapshot_name = ?1");
-  find_by_id_ = Statement(h, select + "WHERE snapshot_id = ?1");
-  creating_ = Statement(h, select + "WHERE state = 'creating' ORDER BY snapshot_name");
   put_ = Statement(h,
                    "INSERT OR REPLACE INTO snapshots(snapshot_name, snapshot_id, co_name, "
                    "source_volume_id, size, state, time_created, polls, updated_ms) "
                    "VALUES (?1, nullif(?2, ''), ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
   remove_ = Statement(h, "DELETE FROM snapshots WHERE snapshot_name = ?1");
-}
-
-Status SnapshotStore::Failed(const char* what) {
-  return Internal(std::string("state database: cannot ") + what + ": " +
-                  sqlite3_errmsg(db_->handle()));
-}
-
-SnapshotRow SnapshotStore::Read(const Statement& s) {
-  return {.snapshot_name = s.ColumnText(0),
-          .snapshot_id = s.ColumnText(1),
-          .co_name = s.ColumnText(2),
-          .source_volume_id = s.ColumnText(3),
-          .size = static_cast<uint64_t>(s.ColumnInt(4)),
-          .state = s.ColumnText(5),
-          .time_created = s.ColumnText(6),
-          .polls = s.ColumnInt(7)};
-}
-
-std::optional<SnapshotRow> SnapshotStore::FindByName(const std::string& snapshot_name) {
-  std::optional<SnapshotRow> row;
-  if (find_by_name_.Bind(1, snapshot_name).Step() == SQLITE_ROW) row = Read(find_by_name_);
-  find_by_name_.Reset();
-  return row;
-}
-
-std::optional<SnapshotRow> SnapshotStore::FindById(const std::string& snapshot_id) {
-  std::optional<SnapshotRow> row;
-  if (!snapshot_id.empty() && find_by_id_.Bind(1, snapshot_id).Step() == SQLITE_ROW) {
-    row = Read(find_by_id_);
+  Statement all(h, std::string("SELECT ") + kColumns + " FROM snapshots");
+  while (all.Step() == SQLITE_ROW) {
+    SnapshotRow row{.snapshot_name = all.ColumnText(0),
+                    .snapshot_id = all.ColumnText(1),
+                    .co_name = all.ColumnText(2),
+                    .source_volume_id = all.ColumnText(3),
+                    .size = static_cast<uint64_t>(all.ColumnInt(4)),
+                    .state = all.ColumnText(5),
+                    .time_created = all.ColumnText(6),
+                    .polls = all.ColumnInt(7)};
+    std::string key = row.snapshot_name;
+    snapshots_.Load(key, std::move(row));
   }
-  find_by_id_.Reset();
-  return row;
 }
 
-std::vector<SnapshotRow> SnapshotStore::Creating() {
+void SnapshotStore::OnChange(const std::string& name, const SnapshotRow* before,
+                             const SnapshotRow* after) {
+  if (before != nullptr && !before->snapshot_id.empty()) {
+    auto it = name_by_id_.find(before->snapshot_id);
+    if (it != name_by_id_.end() && it->second == name) name_by_id_.erase(it);
+  }
+  if (after != nullptr && !after->snapshot_id.empty()) name_by_id_[after->snapshot_id] = name;
+}
+
+std::optional<SnapshotRow> SnapshotStore::FindByName(const std::string& snapshot_name) const {
+  const SnapshotRow* row = snapshots_.Find(snapshot_name);
+  return row ? std::optional<SnapshotRow>(*row) : std::nullopt;
+}
+
+std::optional<SnapshotRow> SnapshotStore::FindById(const std::string& snapshot_id) const {
+  auto it = name_by_id_.find(snapshot_id);
+  return it == name_by_id_.end() ? std::nullopt : FindByName(it->second);
+}
+
+std::vector<SnapshotRow> SnapshotStore::Creating() const {
   std::vector<SnapshotRow> rows;
-  while (creating_.Step() == SQLITE_ROW)
-    rows.push_back(Read(creating_));
-  creating_.Reset();
+  for (const auto& [name, row] : snapshots_.rows()) {
+    if (row.state == "creating") rows.push_back(row);
+  }
   return rows;
 }
 
-Status SnapshotStore::Put(const SnapshotRow& row) {
-  Status begun = commit_->BeginWrite();
-  if (!begun.ok()) return begun;
-  put_.Bind(1, row.snapshot_name)
-      .Bind(2, row.snapshot_id)
-      .Bind(3, row.co_name)
-      .Bind(4, row.source_volume_id)
-      .Bind(5, static_cast<int64_t>(row.size))
-      .Bind(6, row.state)
-      .Bind(7, row.time_created)
-      .Bind(8, row.polls)
-      .Bind(9, NowMs());
-  return put_.Run(db_->handle()).ok() ? Status::Ok() : Failed("record a snapshot");
+void SnapshotStore::Put(const SnapshotRow& row) {
+  uint64_t batch = commit_->Write([this, row, now = NowMs()](sqlite3* db) {
+    return put_.Bind(1, row.snapshot_name)
+        .Bind(2, row.snapshot_id)
+        .Bind(3, row.co_name)
+        .Bind(4, row.source_volume_id)
+        .Bind(5, static_cast<int64_t>(row.size))
+        .Bind(6, row.state)
+        .Bind(7, row.time_created)
+        .Bind(8, row.polls)
+        .Bind(9, now)
+        .Run(db);
+  });
+  // As the replace does in the table: another row holding this snapshot id goes.
+  if (auto other = name_by_id_.find(row.snapshot_id); !row.snapshot_id.empty() &&
+                                                      other != name_by_id_.end() &&
+                                                      other->second != row.snapshot_name) {
+    snapshots_.Write(batch, std::string(other->second), std::nullopt);
+  }
+  snapshots_.Write(batch, row.snapshot_name, row);
 }
 
-Status SnapshotStore::Remove(const std::string& snapshot_name) {
-  Status begun = commit_->BeginWrite();
-  if (!begun.ok()) return begun;
-  return remove_.Bind(1, snapshot_name).Run(db_->handle()).ok() ? Status::Ok()
-                                                                : Failed("remove a snapshot");
+void SnapshotStore::Remove(const std::string& snapshot_name) {
+  uint64_t batch = commit_->Write(
+      [this, snapshot_name](sqlite3* db) { return remove_.Bind(1, snapshot_name).Run(db); });
+  snapshots_.Write(batch, snapshot_name, std::nullopt);
 }
 
 }  // namespace oxide::store

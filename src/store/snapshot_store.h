@@ -1,14 +1,17 @@
 // Typed access to the controller's snapshots table: the snapshots this plugin made, and every
-// snapshot it is tracking until Oxide reports it ready. Writes join the loop turn's group-commit
-// transaction. Loop thread only.
+// snapshot it is tracking until Oxide reports it ready. Reads come from memory (MirrorTable);
+// writes change memory at once and go to the store thread in the loop turn's batch. Loop thread
+// only.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "store/group_commit.h"
+#include "store/mirror_table.h"
 #include "store/sqlite_handle.h"
 #include "store/state_db.h"
 #include "util/status.h"
@@ -28,22 +31,24 @@ struct SnapshotRow {
 
 class SnapshotStore {
  public:
+  // Reads the table into memory (at start, before `commit` has taken the connection into use).
   SnapshotStore(StateDb* db, GroupCommit* commit);
 
-  std::optional<SnapshotRow> FindByName(const std::string& snapshot_name);
-  std::optional<SnapshotRow> FindById(const std::string& snapshot_id);
-  Status Put(const SnapshotRow& row);  // insert or replace, keyed by snapshot_name
-  Status Remove(const std::string& snapshot_name);
+  std::optional<SnapshotRow> FindByName(const std::string& snapshot_name) const;
+  std::optional<SnapshotRow> FindById(const std::string& snapshot_id) const;
+  void Put(const SnapshotRow& row);  // insert or replace, keyed by snapshot_name
+  void Remove(const std::string& snapshot_name);
   // Every snapshot Oxide last reported as still being created.
-  std::vector<SnapshotRow> Creating();
+  std::vector<SnapshotRow> Creating() const;
 
  private:
-  Status Failed(const char* what);
-  static SnapshotRow Read(const Statement& statement);
+  void OnChange(const std::string& name, const SnapshotRow* before, const SnapshotRow* after);
 
-  StateDb* db_;
   GroupCommit* commit_;
-  Statement find_by_name_, find_by_id_, put_, remove_, creating_;
+  MirrorTable<std::string, SnapshotRow> snapshots_;
+  std::unordered_map<std::string, std::string> name_by_id_;
+  Statement put_, remove_;  // prepared at start; used by the store thread only afterwards
+  BatchListener listener_;  // last: commits what is pending before the statements go
 };
 
 }  // namespace oxide::store

@@ -35,7 +35,7 @@ std::string Describe(sqlite3* db, int rc) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<StateDb>> StateDb::Open(const std::string& path) {
+StatusOr<std::unique_ptr<StateDb>> StateDb::Open(const std::string& path, const char* vfs) {
   std::error_code ec;
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
@@ -47,8 +47,8 @@ StatusOr<std::unique_ptr<StateDb>> StateDb::Open(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) return OpenError(path, "is a directory");
 
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, vfs);
   std::unique_ptr<StateDb> state(new StateDb(path, db));
   if (rc != SQLITE_OK) return OpenError(path, Describe(db, rc));
   Status st = state->Initialize();
@@ -57,7 +57,6 @@ StatusOr<std::unique_ptr<StateDb>> StateDb::Open(const std::string& path) {
 }
 
 StateDb::~StateDb() {
-  health_read_ = Statement();
   sqlite3_close_v2(db_);
 }
 
@@ -94,7 +93,6 @@ Status StateDb::Initialize() {
   }
   device_ = info.st_dev;
   inode_ = info.st_ino;
-  health_read_ = Statement(db_, "SELECT count(*) FROM meta");
   return Status::Ok();
 }
 
@@ -136,11 +134,6 @@ Status StateDb::Health() {
   if (!last_commit_.ok()) {
     return FailedPrecondition("state database " + path_ +
                               ": the last commit failed: " + last_commit_.message());
-  }
-  int rc = health_read_.Step();
-  health_read_.Reset();
-  if (rc != SQLITE_ROW) {
-    return FailedPrecondition("state database " + path_ + ": " + Describe(db_, rc));
   }
   return Status::Ok();
 }

@@ -1,6 +1,7 @@
-// The plugin's durable state: one SQLite database (WAL, exclusive lock, versioned schema).
-// Open() runs once at start; afterwards only the loop thread uses the StateDb.
-// Later issues add the volume, snapshot and journal tables through new migrations.
+// The plugin's durable state: one SQLite database (WAL, synchronous=FULL, exclusive lock,
+// versioned schema). Open() runs once at start, where the stores read their tables; then the
+// connection (handle()) belongs to the store thread (GroupCommit), and the loop thread keeps only
+// Health() and NoteCommitResult().
 #pragma once
 
 #include <sqlite3.h>
@@ -19,13 +20,16 @@ class StateDb {
   // Opens or creates the database at `path` (creating its directory), takes an exclusive lock so
   // that no second plugin can share it, checks its integrity and applies pending migrations.
   // Fails with a message naming the file and the reason: corrupt, unwritable, locked, too new.
-  static StatusOr<std::unique_ptr<StateDb>> Open(const std::string& path);
+  // `vfs`: an SQLite VFS name other than the default (tests inject I/O faults this way).
+  static StatusOr<std::unique_ptr<StateDb>> Open(const std::string& path,
+                                                 const char* vfs = nullptr);
   ~StateDb();
   StateDb(const StateDb&) = delete;
   StateDb& operator=(const StateDb&) = delete;
 
-  // OK when the database can be used: the file is still the one opened, it answers reads, and
-  // the last commit succeeded. Otherwise FAILED_PRECONDITION with the reason.
+  // OK when the database can be used: the file is still the one opened and the last commit
+  // succeeded. Otherwise FAILED_PRECONDITION with the reason. Reads no table (the connection is
+  // the store thread's).
   Status Health();
 
   int schema_version() const { return schema_version_; }
@@ -48,7 +52,6 @@ class StateDb {
   ino_t inode_ = 0;
   int schema_version_ = 0;
   Status last_commit_;
-  Statement health_read_;
 };
 
 }  // namespace oxide::store

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "util/log.h"
+
 namespace oxide::store {
 namespace {
 
@@ -17,12 +19,15 @@ int64_t NowMs() {
       .count();
 }
 
-VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit) : db_(db), commit_(commit) {
+VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit)
+    : commit_(commit),
+      volumes_([this](const std::string& disk_name, const VolumeRow* before,
+                      const VolumeRow* after) { OnVolumeChange(disk_name, before, after); }),
+      listener_(commit, [this](uint64_t batch, bool ok) {
+        volumes_.BatchDone(batch, ok);
+        unfinished_.BatchDone(batch, ok);
+      }) {
   sqlite3* h = db->handle();
-  std::string volumes = std::string("SELECT ") + kVolumeColumns + " FROM volumes ";
-  find_by_name_ = Statement(h, volumes + "WHERE disk_name = ?1");
-  find_by_id_ = Statement(h, volumes + "WHERE volume_id = ?1");
-  all_ = Statement(h, volumes + "ORDER BY disk_name");
   // A volume keeps its disk name and, once Oxide made the disk, its UUID; most writes change
   // only its state. Updating the row in place dirties the one page holding it, where a replace
   // (delete and insert) also rewrites both indexes: about a third of the WAL pages per commit.
@@ -35,129 +40,155 @@ VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit) : db_(db), commit_(co
                 "INSERT OR REPLACE INTO volumes(disk_name, volume_id, co_name, size, block_size, "
                 "state, node_id, updated_ms) VALUES (?1, nullif(?2, ''), ?3, ?4, ?5, ?6, ?7, ?8)");
   remove_ = Statement(h, "DELETE FROM volumes WHERE disk_name = ?1");
-  std::string operations = std::string("SELECT ") + kOperationColumns + " FROM operations ";
-  begin_op_ = Statement(h,
-                        "INSERT INTO operations(kind, volume, args, state, outcome, started_ms) "
-                        "VALUES (?1, ?2, ?3, 'pending', '', ?4)");
+  begin_op_ =
+      Statement(h,
+                "INSERT INTO operations(id, kind, volume, args, state, outcome, started_ms) "
+                "VALUES (?1, ?2, ?3, ?4, 'pending', '', ?5)");
   finish_op_ = Statement(h,
                          "UPDATE operations SET state = ?2, outcome = ?3, finished_ms = ?4 "
                          "WHERE id = ?1");
-  unfinished_ops_ = Statement(h, operations + "WHERE state = 'pending' ORDER BY id");
-  find_op_ = Statement(h, operations + "WHERE id = ?1");
   prune_ = Statement(h, "DELETE FROM operations WHERE state != 'pending' AND finished_ms < ?1");
+  Load(h);
 }
 
-Status VolumeStore::Failed(const char* what) {
-  return Internal(std::string("state database: cannot ") + what + ": " +
-                  sqlite3_errmsg(db_->handle()));
-}
-
-VolumeRow VolumeStore::ReadVolume(const Statement& s) {
-  return {.disk_name = s.ColumnText(0),
-          .volume_id = s.ColumnText(1),
-          .co_name = s.ColumnText(2),
-          .size = static_cast<uint64_t>(s.ColumnInt(3)),
-          .block_size = static_cast<uint64_t>(s.ColumnInt(4)),
-          .state = s.ColumnText(5),
-          .node_id = s.ColumnText(6)};
-}
-
-OperationRow VolumeStore::ReadOperation(const Statement& s) {
-  return {.id = s.ColumnInt(0),
-          .kind = s.ColumnText(1),
-          .volume = s.ColumnText(2),
-          .args = s.ColumnText(3),
-          .state = s.ColumnText(4),
-          .outcome = s.ColumnText(5)};
-}
-
-std::optional<VolumeRow> VolumeStore::FindByDiskName(const std::string& disk_name) {
-  std::optional<VolumeRow> row;
-  if (find_by_name_.Bind(1, disk_name).Step() == SQLITE_ROW) row = ReadVolume(find_by_name_);
-  find_by_name_.Reset();
-  return row;
-}
-
-std::optional<VolumeRow> VolumeStore::FindByVolumeId(const std::string& volume_id) {
-  std::optional<VolumeRow> row;
-  if (!volume_id.empty() && find_by_id_.Bind(1, volume_id).Step() == SQLITE_ROW) {
-    row = ReadVolume(find_by_id_);
+void VolumeStore::Load(sqlite3* db) {
+  Statement volumes(db, std::string("SELECT ") + kVolumeColumns + " FROM volumes");
+  while (volumes.Step() == SQLITE_ROW) {
+    VolumeRow row{.disk_name = volumes.ColumnText(0),
+                  .volume_id = volumes.ColumnText(1),
+                  .co_name = volumes.ColumnText(2),
+                  .size = static_cast<uint64_t>(volumes.ColumnInt(3)),
+                  .block_size = static_cast<uint64_t>(volumes.ColumnInt(4)),
+                  .state = volumes.ColumnText(5),
+                  .node_id = volumes.ColumnText(6)};
+    std::string key = row.disk_name;
+    volumes_.Load(key, std::move(row));
   }
-  find_by_id_.Reset();
-  return row;
+  Statement operations(
+      db, std::string("SELECT ") + kOperationColumns + " FROM operations WHERE state = 'pending'");
+  while (operations.Step() == SQLITE_ROW) {
+    OperationRow row{.id = operations.ColumnInt(0),
+                     .kind = operations.ColumnText(1),
+                     .volume = operations.ColumnText(2),
+                     .args = operations.ColumnText(3),
+                     .state = operations.ColumnText(4),
+                     .outcome = operations.ColumnText(5)};
+    const int64_t id = row.id;
+    unfinished_.Load(id, std::move(row));
+  }
+  Statement last(db, "SELECT ifnull(max(id), 0) FROM operations");
+  if (last.Step() == SQLITE_ROW) next_operation_id_ = last.ColumnInt(0) + 1;
 }
 
-std::vector<VolumeRow> VolumeStore::AllVolumes() {
+void VolumeStore::OnVolumeChange(const std::string& disk_name, const VolumeRow* before,
+                                 const VolumeRow* after) {
+  if (before != nullptr && !before->volume_id.empty()) {
+    auto it = disk_name_by_id_.find(before->volume_id);
+    if (it != disk_name_by_id_.end() && it->second == disk_name) disk_name_by_id_.erase(it);
+  }
+  if (after != nullptr && !after->volume_id.empty()) disk_name_by_id_[after->volume_id] = disk_name;
+}
+
+std::optional<VolumeRow> VolumeStore::FindByDiskName(const std::string& disk_name) const {
+  const VolumeRow* row = volumes_.Find(disk_name);
+  return row ? std::optional<VolumeRow>(*row) : std::nullopt;
+}
+
+std::optional<VolumeRow> VolumeStore::FindByVolumeId(const std::string& volume_id) const {
+  auto it = disk_name_by_id_.find(volume_id);
+  return it == disk_name_by_id_.end() ? std::nullopt : FindByDiskName(it->second);
+}
+
+std::vector<VolumeRow> VolumeStore::AllVolumes() const {
   std::vector<VolumeRow> rows;
-  while (all_.Step() == SQLITE_ROW)
-    rows.push_back(ReadVolume(all_));
-  all_.Reset();
+  rows.reserve(volumes_.rows().size());
+  for (const auto& [disk_name, row] : volumes_.rows())
+    rows.push_back(row);
   return rows;
 }
 
-Status VolumeStore::Put(const VolumeRow& row) {
-  Status begun = commit_->BeginWrite();
-  if (!begun.ok()) return begun;
+void VolumeStore::Put(const VolumeRow& row) {
   const int64_t now = NowMs();
-  for (Statement* write : {&update_, &put_}) {
-    write->Bind(1, row.disk_name)
-        .Bind(2, row.volume_id)
-        .Bind(3, row.co_name)
-        .Bind(4, static_cast<int64_t>(row.size))
-        .Bind(5, static_cast<int64_t>(row.block_size))
-        .Bind(6, row.state)
-        .Bind(7, row.node_id)
-        .Bind(8, now);
-    if (!write->Run(db_->handle()).ok()) return Failed("record a volume");
-    if (sqlite3_changes(db_->handle()) > 0) break;  // else a new row, or a new UUID: replace
+  uint64_t batch = commit_->Write([this, row, now](sqlite3* db) {
+    for (Statement* write : {&update_, &put_}) {
+      write->Bind(1, row.disk_name)
+          .Bind(2, row.volume_id)
+          .Bind(3, row.co_name)
+          .Bind(4, static_cast<int64_t>(row.size))
+          .Bind(5, static_cast<int64_t>(row.block_size))
+          .Bind(6, row.state)
+          .Bind(7, row.node_id)
+          .Bind(8, now);
+      Status written = write->Run(db);
+      if (!written.ok()) return written;
+      if (sqlite3_changes(db) > 0) break;  // else a new row, or a new UUID: replace
+    }
+    return Status::Ok();
+  });
+  // As the replace does in the table: another row holding this volume id goes.
+  if (auto other = disk_name_by_id_.find(row.volume_id);
+      !row.volume_id.empty() && other != disk_name_by_id_.end() && other->second != row.disk_name) {
+    volumes_.Write(batch, std::string(other->second), std::nullopt);
   }
-  return Status::Ok();
+  volumes_.Write(batch, row.disk_name, row);
 }
 
-Status VolumeStore::Remove(const std::string& disk_name) {
-  Status begun = commit_->BeginWrite();
-  if (!begun.ok()) return begun;
-  return remove_.Bind(1, disk_name).Run(db_->handle()).ok() ? Status::Ok()
-                                                            : Failed("remove a volume");
+void VolumeStore::Remove(const std::string& disk_name) {
+  uint64_t batch =
+      commit_->Write([this, disk_name](sqlite3* db) { return remove_.Bind(1, disk_name).Run(db); });
+  volumes_.Write(batch, disk_name, std::nullopt);
 }
 
-StatusOr<int64_t> VolumeStore::BeginOperation(const std::string& kind, const std::string& volume,
-                                              const std::string& args) {
-  Status begun = commit_->BeginWrite();
-  if (!begun.ok()) return begun;
-  begin_op_.Bind(1, kind).Bind(2, volume).Bind(3, args).Bind(4, NowMs());
-  if (!begin_op_.Run(db_->handle()).ok()) return Failed("journal an operation");
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_->handle()));
+int64_t VolumeStore::BeginOperation(const std::string& kind, const std::string& volume,
+                                    const std::string& args) {
+  OperationRow row{.id = next_operation_id_++,
+                   .kind = kind,
+                   .volume = volume,
+                   .args = args,
+                   .state = "pending",
+                   .outcome = ""};
+  uint64_t batch = commit_->Write([this, row, now = NowMs()](sqlite3* db) {
+    return begin_op_.Bind(1, row.id)
+        .Bind(2, row.kind)
+        .Bind(3, row.volume)
+        .Bind(4, row.args)
+        .Bind(5, now)
+        .Run(db);
+  });
+  const int64_t id = row.id;
+  unfinished_.Write(batch, id, std::move(row));
+  return id;
 }
 
-Status VolumeStore::FinishOperation(int64_t id, const std::string& state,
-                                    const std::string& outcome) {
-  Status begun = commit_->BeginWrite();
-  if (!begun.ok()) return begun;
-  finish_op_.Bind(1, id).Bind(2, state).Bind(3, outcome).Bind(4, NowMs());
-  return finish_op_.Run(db_->handle()).ok() ? Status::Ok() : Failed("close a journal entry");
+void VolumeStore::FinishOperation(int64_t id, const std::string& state,
+                                  const std::string& outcome) {
+  uint64_t batch = commit_->Write([this, id, state, outcome, now = NowMs()](sqlite3* db) {
+    return finish_op_.Bind(1, id).Bind(2, state).Bind(3, outcome).Bind(4, now).Run(db);
+  });
+  unfinished_.Write(batch, id, std::nullopt);
 }
 
-std::vector<OperationRow> VolumeStore::UnfinishedOperations() {
+std::vector<OperationRow> VolumeStore::UnfinishedOperations() const {
   std::vector<OperationRow> rows;
-  while (unfinished_ops_.Step() == SQLITE_ROW)
-    rows.push_back(ReadOperation(unfinished_ops_));
-  unfinished_ops_.Reset();
+  for (const auto& [id, row] : unfinished_.rows())
+    rows.push_back(row);
   return rows;
 }
 
-std::optional<OperationRow> VolumeStore::FindOperation(int64_t id) {
-  std::optional<OperationRow> row;
-  if (find_op_.Bind(1, id).Step() == SQLITE_ROW) row = ReadOperation(find_op_);
-  find_op_.Reset();
-  return row;
+std::optional<OperationRow> VolumeStore::FindUnfinishedOperation(int64_t id) const {
+  const OperationRow* row = unfinished_.Find(id);
+  return row ? std::optional<OperationRow>(*row) : std::nullopt;
 }
 
-StatusOr<int64_t> VolumeStore::PruneFinished(int64_t age_ms) {
-  Status begun = commit_->BeginWrite();
-  if (!begun.ok()) return begun;
-  if (!prune_.Bind(1, NowMs() - age_ms).Run(db_->handle()).ok()) return Failed("prune the journal");
-  return static_cast<int64_t>(sqlite3_changes(db_->handle()));
+void VolumeStore::PruneFinished(int64_t age_ms) {
+  commit_->Write([this, before = NowMs() - age_ms](sqlite3* db) {
+    Status pruned = prune_.Bind(1, before).Run(db);
+    if (pruned.ok() && sqlite3_changes(db) > 0) {
+      log::Info("forgot old finished journal entries",
+                {{"count", std::to_string(sqlite3_changes(db))}});
+    }
+    return pruned;
+  });
 }
 
 }  // namespace oxide::store

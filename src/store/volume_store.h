@@ -1,14 +1,17 @@
 // Typed access to the controller's tables: the per-volume state records and the operation
-// journal (intent, then outcome). Writes join the loop turn's group-commit transaction.
-// Loop thread only.
+// journal (intent, then outcome). Reads come from memory (MirrorTable); writes change memory at
+// once and go to the store thread in the loop turn's batch (GroupCommit::WhenDurable tells when
+// they are durable). Only unfinished journal entries are kept in memory. Loop thread only.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "store/group_commit.h"
+#include "store/mirror_table.h"
 #include "store/sqlite_handle.h"
 #include "store/state_db.h"
 #include "util/status.h"
@@ -36,33 +39,39 @@ struct OperationRow {
 
 class VolumeStore {
  public:
+  // Reads the volumes and the unfinished journal entries into memory (at start, before `commit`
+  // has taken the connection into use).
   VolumeStore(StateDb* db, GroupCommit* commit);
 
-  std::optional<VolumeRow> FindByDiskName(const std::string& disk_name);
-  std::optional<VolumeRow> FindByVolumeId(const std::string& volume_id);
-  Status Put(const VolumeRow& row);  // insert or replace, keyed by disk_name
-  Status Remove(const std::string& disk_name);
-  std::vector<VolumeRow> AllVolumes();
+  std::optional<VolumeRow> FindByDiskName(const std::string& disk_name) const;
+  std::optional<VolumeRow> FindByVolumeId(const std::string& volume_id) const;
+  void Put(const VolumeRow& row);  // insert or replace, keyed by disk_name
+  void Remove(const std::string& disk_name);
+  std::vector<VolumeRow> AllVolumes() const;
 
   // Journals the intent of an operation; returns its id.
-  StatusOr<int64_t> BeginOperation(const std::string& kind, const std::string& volume,
-                                   const std::string& args);
-  // `state`: done, failed or rolled_back.
-  Status FinishOperation(int64_t id, const std::string& state, const std::string& outcome);
-  std::vector<OperationRow> UnfinishedOperations();
-  std::optional<OperationRow> FindOperation(int64_t id);
-  // Forgets finished operations older than `age_ms`; returns how many.
-  StatusOr<int64_t> PruneFinished(int64_t age_ms);
+  int64_t BeginOperation(const std::string& kind, const std::string& volume,
+                         const std::string& args);
+  // `state`: done, failed or rolled_back. The entry leaves memory; the database keeps it.
+  void FinishOperation(int64_t id, const std::string& state, const std::string& outcome);
+  std::vector<OperationRow> UnfinishedOperations() const;
+  std::optional<OperationRow> FindUnfinishedOperation(int64_t id) const;
+  // Forgets finished operations older than `age_ms` (logs how many once committed).
+  void PruneFinished(int64_t age_ms);
 
  private:
-  Status Failed(const char* what);
-  static VolumeRow ReadVolume(const Statement& statement);
-  static OperationRow ReadOperation(const Statement& statement);
+  void Load(sqlite3* db);
+  void OnVolumeChange(const std::string& disk_name, const VolumeRow* before,
+                      const VolumeRow* after);
 
-  StateDb* db_;
   GroupCommit* commit_;
-  Statement find_by_name_, find_by_id_, update_, put_, remove_, all_;
-  Statement begin_op_, finish_op_, unfinished_ops_, find_op_, prune_;
+  MirrorTable<std::string, VolumeRow> volumes_;
+  std::unordered_map<std::string, std::string> disk_name_by_id_;
+  MirrorTable<int64_t, OperationRow> unfinished_;
+  int64_t next_operation_id_ = 1;
+  // Prepared at start; used by the store thread only afterwards.
+  Statement update_, put_, remove_, begin_op_, finish_op_, prune_;
+  BatchListener listener_;  // last: commits what is pending before the statements go
 };
 
 int64_t NowMs();

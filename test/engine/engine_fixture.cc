@@ -4,6 +4,14 @@
 
 namespace engine_test {
 
+std::string JournalEntryState(oxide::store::GroupCommit& commit, oxide::store::StateDb& db,
+                              int64_t id) {
+  commit.Flush();  // the store thread is idle until the next write
+  oxide::store::Statement read(db.handle(), "SELECT state FROM operations WHERE id = ?1");
+  read.Bind(1, id);
+  return read.Step() == SQLITE_ROW ? read.ColumnText(0) : "missing";
+}
+
 void EngineTest::SetUp() {
   BackendTest::SetUp();
   Restart();
@@ -80,10 +88,8 @@ bool EngineTest::Settle(std::chrono::milliseconds limit) {
 void EngineTest::CrashedWith(const std::string& kind, const std::string& volume,
                              const std::string& args,
                              const std::optional<oxide::store::VolumeRow>& row) {
-  ASSERT_TRUE(store_->BeginOperation(kind, volume, args).ok());
-  if (row) {
-    ASSERT_TRUE(store_->Put(*row).ok());
-  }
+  store_->BeginOperation(kind, volume, args);
+  if (row) store_->Put(*row);
   commit_->Flush();
 }
 
@@ -92,8 +98,7 @@ int64_t EngineTest::PendingEntries() {
 }
 
 std::string EngineTest::EntryState(int64_t id) {
-  auto entry = store_->FindOperation(id);
-  return entry ? entry->state : "missing";
+  return JournalEntryState(*commit_, *db_, id);
 }
 
 void EngineTest::AttachDirect(const std::string& instance, const std::string& disk) {

@@ -21,6 +21,10 @@ using namespace oxide::engine;  // NOLINT(google-build-using-namespace): test co
 using backend_test::kGiB;
 using oxide::backend::Disk;
 
+// The journal entry's state as the database file holds it (commits what is pending first).
+std::string JournalEntryState(oxide::store::GroupCommit& commit, oxide::store::StateDb& db,
+                              int64_t id);
+
 class EngineTest : public backend_test::BackendTest {
  public:
   void SetUp() override;

@@ -9,6 +9,7 @@
 
 #include "backend_fixture.h"
 #include "engine/disk_naming.h"
+#include "engine_fixture.h"
 #include "store/group_commit.h"
 #include "store/snapshot_store.h"
 #include "store/state_db.h"
@@ -92,7 +93,7 @@ class SnapshotEngineTest : public backend_test::BackendTest {
     EXPECT_TRUE(created.ok()) << created.status().ToString();
     EXPECT_EQ(created.ok() ? created->state : "", "creating");
     oxide::store::SnapshotRow row = RowFromSnapshot(created.ok() ? *created : Snapshot{}, co_name);
-    EXPECT_TRUE(snapshots_->Put(row).ok());
+    snapshots_->Put(row);
     commit_->Flush();
     return row;
   }
@@ -200,29 +201,27 @@ TEST_F(SnapshotEngineTest, RecoveryClosesUnfinishedEntriesAndResumesTracking) {
   });
   ASSERT_TRUE(created.ok());
   const std::string lost = SnapshotNameFor("recover-lost");
-  auto a = journal_->BeginOperation("snapshot_create", taken, R"({"co_name":"recover-taken"})");
-  auto b = journal_->BeginOperation("snapshot_create", lost, R"({"co_name":"recover-lost"})");
-  auto c =
+  const int64_t a =
+      journal_->BeginOperation("snapshot_create", taken, R"({"co_name":"recover-taken"})");
+  const int64_t b =
+      journal_->BeginOperation("snapshot_create", lost, R"({"co_name":"recover-lost"})");
+  const int64_t c =
       journal_->BeginOperation("snapshot_delete", "00000000-0000-4000-8000-000000000000", "{}");
-  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
-  ASSERT_TRUE(snapshots_
-                  ->Put({.snapshot_name = lost,
-                         .snapshot_id = "",
-                         .co_name = "recover-lost",
-                         .source_volume_id = source,
-                         .size = 0,
-                         .state = "creating",
-                         .time_created = "",
-                         .polls = 0})
-                  .ok());
+  snapshots_->Put({.snapshot_name = lost,
+                   .snapshot_id = "",
+                   .co_name = "recover-lost",
+                   .source_volume_id = source,
+                   .size = 0,
+                   .state = "creating",
+                   .time_created = "",
+                   .polls = 0});
   commit_->Flush();
   Restart();
   EXPECT_EQ(engine_->RecoverUnfinished(), 3u);
   ASSERT_TRUE(RunUntil([&] { return engine_->tracker().in_flight() == 0; }, 10s));
-  commit_->Flush();
-  EXPECT_EQ(journal_->FindOperation(*a)->state, "done");
-  EXPECT_EQ(journal_->FindOperation(*b)->state, "rolled_back");
-  EXPECT_EQ(journal_->FindOperation(*c)->state, "done");
+  EXPECT_EQ(JournalEntryState(*commit_, *db_, a), "done");
+  EXPECT_EQ(JournalEntryState(*commit_, *db_, b), "rolled_back");
+  EXPECT_EQ(JournalEntryState(*commit_, *db_, c), "done");
   EXPECT_EQ(RowState(lost), "missing");
   EXPECT_EQ(RowState(taken), "creating");
   EXPECT_TRUE(engine_->uploads().IsTracking(created->id));
@@ -234,21 +233,19 @@ TEST_F(SnapshotEngineTest, RecoveryClosesUnfinishedEntriesAndResumesTracking) {
 
 TEST_F(SnapshotEngineTest, RecoveryWaitsOutAnOxideOutageAndThenClosesTheEntry) {
   const std::string lost = SnapshotNameFor("recover-outage");
-  auto entry = journal_->BeginOperation("snapshot_create", lost, R"({"co_name":"recover-outage"})");
-  ASSERT_TRUE(entry.ok());
+  const int64_t entry =
+      journal_->BeginOperation("snapshot_create", lost, R"({"co_name":"recover-outage"})");
   commit_->Flush();
   SetFaults({{{"operation", "snapshot_view"}, {"error_503", 1.0}}});
   Restart();
   EXPECT_EQ(engine_->RecoverUnfinished(), 1u);
   // Past the first recovery retry (1 s after the first attempt gave up), which fails too.
   RunUntil([] { return false; }, 1500ms);
-  commit_->Flush();
-  EXPECT_EQ(journal_->FindOperation(*entry)->state, "pending")
+  EXPECT_EQ(JournalEntryState(*commit_, *db_, entry), "pending")
       << "still open while Oxide is unavailable";
   SetFaults(nlohmann::json::array());
   ASSERT_TRUE(RunUntil([&] { return engine_->tracker().in_flight() == 0; }, 10s));
-  commit_->Flush();
-  EXPECT_EQ(journal_->FindOperation(*entry)->state, "rolled_back");
+  EXPECT_EQ(JournalEntryState(*commit_, *db_, entry), "rolled_back");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Unit tests of the node tables on a real SQLite file: rows survive a reopen, states change,
-// deletes, lookups by volume.
+// deletes, lookups by volume; an answer that waits for WhenDurable finds its rows in the file.
 #include <gtest/gtest.h>
+#include <uv.h>
 
+#include "store/group_commit.h"
 #include "store/node_volume_store.h"
 #include "support/temp_dir.h"
 
@@ -20,57 +22,88 @@ StagingRow Staging(const std::string& id) {
           .device_number = ""};
 }
 
+// A database, its store thread and the node store, on a loop the test turns.
+struct NodeDb {
+  explicit NodeDb(const std::string& path) {
+    uv_loop_init(&loop);
+    auto opened = StateDb::Open(path);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    db = std::move(*opened);
+    commit = std::make_unique<GroupCommit>(&loop, db.get());
+    store = std::make_unique<NodeVolumeStore>(db.get(), commit.get());
+  }
+  ~NodeDb() {
+    store.reset();
+    commit.reset();
+    db.reset();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    EXPECT_EQ(uv_loop_close(&loop), 0);
+  }
+  // Waits (running the loop) for everything written so far to be durable.
+  Status Durable() {
+    std::optional<Status> outcome;
+    commit->WhenDurable([&](Status s) { outcome = s; });
+    while (!outcome)
+      uv_run(&loop, UV_RUN_ONCE);
+    return *outcome;
+  }
+
+  uv_loop_t loop{};
+  std::unique_ptr<StateDb> db;
+  std::unique_ptr<GroupCommit> commit;
+  std::unique_ptr<NodeVolumeStore> store;
+};
+
 TEST(NodeVolumeStore, StagingRowsRoundTripAndSurviveAReopen) {
   oxide::testing::TempDir dir;
   {
-    auto db = StateDb::Open(dir.File("state.db"));
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
-    NodeVolumeStore store(db->get());
+    NodeDb node(dir.File("state.db"));
     StagingRow row = Staging("v1");
-    ASSERT_TRUE(store.PutStaging(row).ok());
+    node.store->PutStaging(row);
     row.state = kStaged;
     row.device_name = "nvme1n1";
     row.device_number = "259:3";
-    ASSERT_TRUE(store.PutStaging(row).ok());
-    ASSERT_TRUE(store.PutStaging(Staging("v2")).ok());
-    ASSERT_TRUE(store.DeleteStaging("v2").ok());
+    node.store->PutStaging(row);
+    node.store->PutStaging(Staging("v2"));
+    node.store->DeleteStaging("v2");
+    ASSERT_TRUE(node.Durable().ok());
+    // Durable means in the file: a reader sees it now, while the plugin's connection is idle.
+    Statement staged(
+        node.db->handle(),
+        "SELECT count(*) FROM node_stagings WHERE volume_id = 'v1' AND state = 'staged'");
+    ASSERT_EQ(staged.Step(), SQLITE_ROW);
+    EXPECT_EQ(staged.ColumnInt(0), 1);
   }
-  auto db = StateDb::Open(dir.File("state.db"));
-  ASSERT_TRUE(db.ok());
-  NodeVolumeStore store(db->get());
-  auto row = store.GetStaging("v1");
-  ASSERT_TRUE(row.ok());
-  ASSERT_TRUE(row->has_value());
-  EXPECT_EQ((*row)->state, kStaged);
-  EXPECT_EQ((*row)->device_number, "259:3");
-  EXPECT_EQ((*row)->fs_type, "ext4");
-  EXPECT_FALSE((*row)->block);
-  EXPECT_FALSE(store.GetStaging("v2")->has_value());
-  EXPECT_EQ(store.ListStagings()->size(), 1U);
+  NodeDb node(dir.File("state.db"));
+  std::optional<StagingRow> row = node.store->GetStaging("v1");
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->state, kStaged);
+  EXPECT_EQ(row->device_number, "259:3");
+  EXPECT_EQ(row->fs_type, "ext4");
+  EXPECT_FALSE(row->block);
+  EXPECT_FALSE(node.store->GetStaging("v2").has_value());
+  EXPECT_EQ(node.store->ListStagings().size(), 1U);
 }
 
 TEST(NodeVolumeStore, PublicationsByTargetAndByVolume) {
   oxide::testing::TempDir dir;
-  auto db = StateDb::Open(dir.File("state.db"));
-  ASSERT_TRUE(db.ok());
-  NodeVolumeStore store(db->get());
+  NodeDb node(dir.File("state.db"));
   for (const char* target : {"/t/a", "/t/b"}) {
-    ASSERT_TRUE(store
-                    .PutPublication({.target_path = target,
-                                     .volume_id = "v1",
-                                     .state = kPublished,
-                                     .staging_path = "/stage/v1",
-                                     .capability = "c",
-                                     .readonly = true})
-                    .ok());
+    node.store->PutPublication({.target_path = target,
+                                .volume_id = "v1",
+                                .state = kPublished,
+                                .staging_path = "/stage/v1",
+                                .capability = "c",
+                                .readonly = true});
   }
-  EXPECT_EQ(store.PublicationsOf("v1")->size(), 2U);
-  EXPECT_TRUE(store.PublicationsOf("v2")->empty());
-  auto one = store.GetPublication("/t/a");
-  ASSERT_TRUE(one.ok() && one->has_value());
-  EXPECT_TRUE((*one)->readonly);
-  ASSERT_TRUE(store.DeletePublication("/t/a").ok());
-  EXPECT_EQ(store.ListPublications()->size(), 1U);
+  EXPECT_EQ(node.store->PublicationsOf("v1").size(), 2U);
+  EXPECT_TRUE(node.store->PublicationsOf("v2").empty());
+  std::optional<PublicationRow> one = node.store->GetPublication("/t/a");
+  ASSERT_TRUE(one.has_value());
+  EXPECT_TRUE(one->readonly);
+  node.store->DeletePublication("/t/a");
+  EXPECT_EQ(node.store->ListPublications().size(), 1U);
+  ASSERT_TRUE(node.Durable().ok());
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
-// The controller's tables on a real SQLite file: migration from schema 1, group commit (one
-// transaction per loop turn, callbacks after the commit, a failed commit rolls back and reports),
-// volume rows and the operation journal.
+// The controller's tables on a real SQLite file: migration from schema 1, volume and snapshot
+// rows (in memory and in the file, also after a restart) and the operation journal.
 #include "store/volume_store.h"
 
 #include <gtest/gtest.h>
@@ -31,8 +30,8 @@ class VolumeStoreTest : public ::testing::Test {
     uv_run(&loop_, UV_RUN_DEFAULT);
     ASSERT_EQ(uv_loop_close(&loop_), 0);
   }
-  // Runs one loop turn (the commit happens before the loop would wait).
-  void Turn() { uv_run(&loop_, UV_RUN_NOWAIT); }
+  // Commits everything written so far; the database may be read afterwards.
+  void Durable() { commit_->Flush(); }
 
   int64_t Count(const std::string& sql) {
     Statement statement(db_->handle(), sql);
@@ -57,69 +56,11 @@ VolumeRow Row(const std::string& name, const std::string& id = "") {
           .node_id = ""};
 }
 
-TEST_F(VolumeStoreTest, WritesOfOneTurnShareOneCommitAndAnswersWaitForIt) {
-  uint64_t before = commit_->commits();
-  std::vector<Status> durable;
-  for (int i = 0; i < 50; ++i) {
-    ASSERT_TRUE(store_->Put(Row("disk-" + std::to_string(i))).ok());
-    commit_->WhenDurable([&](Status s) { durable.push_back(s); });
-  }
-  EXPECT_TRUE(durable.empty()) << "no answer before the commit";
-  EXPECT_TRUE(sqlite3_get_autocommit(db_->handle()) == 0) << "a transaction is open";
-  Turn();
-  EXPECT_EQ(durable.size(), 50u);
-  for (const Status& s : durable)
-    EXPECT_TRUE(s.ok());
-  EXPECT_EQ(commit_->commits() - before, 1u);
-  EXPECT_NE(sqlite3_get_autocommit(db_->handle()), 0);
-  EXPECT_EQ(Count("SELECT count(*) FROM volumes"), 50);
-}
-
-TEST_F(VolumeStoreTest, WritesMadeByACommitCallbackAreCommittedInTheSameTurn) {
-  std::vector<int> order;
-  ASSERT_TRUE(store_->Put(Row("a")).ok());
-  commit_->WhenDurable([&](Status) {
-    order.push_back(1);
-    ASSERT_TRUE(store_->Put(Row("b")).ok());
-    commit_->WhenDurable([&](Status s) {
-      EXPECT_TRUE(s.ok());
-      order.push_back(2);
-    });
-  });
-  Turn();
-  EXPECT_EQ(order, (std::vector<int>{1, 2}));
-  EXPECT_NE(sqlite3_get_autocommit(db_->handle()), 0);
-  EXPECT_EQ(Count("SELECT count(*) FROM volumes"), 2);
-}
-
-TEST_F(VolumeStoreTest, AFailedCommitRollsBackReportsAndMakesHealthFail) {
-  ASSERT_TRUE(store_->Put(Row("kept")).ok());
-  Turn();
-  // A commit hook that refuses turns the COMMIT into a rollback, as a full disk would.
-  sqlite3_commit_hook(
-      db_->handle(), [](void*) { return 1; }, nullptr);
-  ASSERT_TRUE(store_->Put(Row("lost")).ok());
-  std::optional<Status> outcome;
-  commit_->WhenDurable([&](Status s) { outcome = s; });
-  Turn();
-  sqlite3_commit_hook(db_->handle(), nullptr, nullptr);
-  ASSERT_TRUE(outcome.has_value());
-  EXPECT_EQ(outcome->code(), StatusCode::kUnavailable);
-  EXPECT_NE(outcome->message().find("commit failed"), std::string::npos);
-  EXPECT_FALSE(db_->Health().ok());
-  EXPECT_TRUE(store_->FindByDiskName("kept").has_value());
-  EXPECT_FALSE(store_->FindByDiskName("lost").has_value());
-  // The next commit works again and clears the failure.
-  ASSERT_TRUE(store_->Put(Row("later")).ok());
-  Turn();
-  EXPECT_TRUE(db_->Health().ok());
-}
-
 TEST_F(VolumeStoreTest, VolumeRowsByNameAndId) {
-  ASSERT_TRUE(store_->Put(Row("creating")).ok());  // no id yet
-  ASSERT_TRUE(store_->Put(Row("other")).ok());     // two rows without id may coexist
-  ASSERT_TRUE(store_->Put(Row("made", "11111111-2222-3333-4444-555555555555")).ok());
-  Turn();
+  store_->Put(Row("creating"));  // no id yet
+  store_->Put(Row("other"));     // two rows without id may coexist
+  store_->Put(Row("made", "11111111-2222-3333-4444-555555555555"));
+  Durable();
   EXPECT_FALSE(store_->FindByVolumeId("").has_value());
   auto made = store_->FindByVolumeId("11111111-2222-3333-4444-555555555555");
   ASSERT_TRUE(made.has_value());
@@ -132,33 +73,42 @@ TEST_F(VolumeStoreTest, VolumeRowsByNameAndId) {
   VolumeRow updated = *creating;
   updated.state = "NODE_READY";
   updated.node_id = "node";
-  ASSERT_TRUE(store_->Put(updated).ok());
-  ASSERT_TRUE(store_->Remove("other").ok());
-  Turn();
+  store_->Put(updated);
+  store_->Remove("other");
+  Durable();
   EXPECT_EQ(store_->FindByDiskName("creating")->state, "NODE_READY");
+  EXPECT_EQ(store_->AllVolumes().size(), 2u);
+  EXPECT_EQ(Count("SELECT count(*) FROM volumes WHERE disk_name = 'creating' AND state = "
+                  "'NODE_READY'"),
+            1);
+  // A restart reads the same rows back.
+  store_.reset();
+  store_ = std::make_unique<VolumeStore>(db_.get(), commit_.get());
+  EXPECT_EQ(store_->FindByDiskName("creating")->node_id, "node");
+  EXPECT_EQ(store_->FindByVolumeId("11111111-2222-3333-4444-555555555555")->disk_name, "made");
   EXPECT_EQ(store_->AllVolumes().size(), 2u);
 }
 
 TEST_F(VolumeStoreTest, AStateChangeRewritesTheRowInPlaceAndANewUuidReplacesIt) {
   const std::string first_id = "11111111-2222-3333-4444-555555555555";
   const std::string second_id = "66666666-7777-8888-9999-000000000000";
-  ASSERT_TRUE(store_->Put(Row("vol", first_id)).ok());
-  ASSERT_TRUE(store_->Put(Row("later")).ok());  // a replaced row would get a rowid after this one
-  Turn();
+  store_->Put(Row("vol", first_id));
+  store_->Put(Row("later"));  // a replaced row would get a rowid after this one
+  Durable();
   const std::string rowid_of_vol = "SELECT rowid FROM volumes WHERE disk_name = 'vol'";
   const int64_t rowid = Count(rowid_of_vol);
 
   VolumeRow published = Row("vol", first_id);
   published.state = "PUBLISHED";
   published.node_id = "node-1";
-  ASSERT_TRUE(store_->Put(published).ok());
-  Turn();
+  store_->Put(published);
+  Durable();
   EXPECT_EQ(Count(rowid_of_vol), rowid);  // in place: no delete and insert
   EXPECT_EQ(store_->FindByVolumeId(first_id)->state, "PUBLISHED");
   EXPECT_EQ(store_->FindByDiskName("vol")->node_id, "node-1");
 
-  ASSERT_TRUE(store_->Put(Row("vol", second_id)).ok());  // the disk was made anew
-  Turn();
+  store_->Put(Row("vol", second_id));  // the disk was made anew
+  Durable();
   EXPECT_FALSE(store_->FindByVolumeId(first_id).has_value());
   ASSERT_TRUE(store_->FindByVolumeId(second_id).has_value());
   EXPECT_EQ(store_->FindByVolumeId(second_id)->state, "CREATED");
@@ -186,8 +136,8 @@ TEST_F(VolumeStoreTest, SnapshotRowsByNameIdAndThoseStillCreating) {
   ready.state = "ready";
   ready.polls = 4;
   for (const SnapshotRow& row : {pending, uploading, ready})
-    ASSERT_TRUE(snapshots.Put(row).ok());
-  Turn();
+    snapshots.Put(row);
+  Durable();
   EXPECT_FALSE(snapshots.FindById("").has_value());
   auto found = snapshots.FindById(ready.snapshot_id);
   ASSERT_TRUE(found.has_value());
@@ -199,34 +149,43 @@ TEST_F(VolumeStoreTest, SnapshotRowsByNameIdAndThoseStillCreating) {
   EXPECT_EQ(creating[0].snapshot_name, "csi-snap-a");
   EXPECT_EQ(creating[1].snapshot_id, uploading.snapshot_id);
   uploading.state = "ready";
-  ASSERT_TRUE(snapshots.Put(uploading).ok());
-  ASSERT_TRUE(snapshots.Remove("csi-snap-a").ok());
-  Turn();
+  snapshots.Put(uploading);
+  snapshots.Remove("csi-snap-a");
+  Durable();
   EXPECT_TRUE(snapshots.Creating().empty());
   EXPECT_FALSE(snapshots.FindByName("csi-snap-a").has_value());
   EXPECT_EQ(Count("SELECT count(*) FROM snapshots"), 2);
 }
 
-TEST_F(VolumeStoreTest, JournalEntriesOpenAndClose) {
-  auto first = store_->BeginOperation("create", "disk-a", R"({"co_name":"a"})");
-  auto second = store_->BeginOperation("delete", "vol-b", "{}");
-  ASSERT_TRUE(first.ok() && second.ok());
-  Turn();
+TEST_F(VolumeStoreTest, JournalEntriesOpenAndCloseAndOnlyUnfinishedOnesStayInMemory) {
+  const int64_t first = store_->BeginOperation("create", "disk-a", R"({"co_name":"a"})");
+  const int64_t second = store_->BeginOperation("delete", "vol-b", "{}");
+  EXPECT_GT(second, first);
+  Durable();
   auto open = store_->UnfinishedOperations();
   ASSERT_EQ(open.size(), 2u);
   EXPECT_EQ(open[0].kind, "create");
   EXPECT_EQ(open[0].args, R"({"co_name":"a"})");
-  ASSERT_TRUE(store_->FinishOperation(*first, "done", "OK").ok());
-  Turn();
+  store_->FinishOperation(first, "done", "OK");
+  Durable();
   ASSERT_EQ(store_->UnfinishedOperations().size(), 1u);
-  EXPECT_EQ(store_->FindOperation(*first)->state, "done");
-  EXPECT_EQ(store_->FindOperation(*first)->outcome, "OK");
+  EXPECT_FALSE(store_->FindUnfinishedOperation(first).has_value());
+  EXPECT_TRUE(store_->FindUnfinishedOperation(second).has_value());
+  const std::string first_row =
+      "SELECT count(*) FROM operations WHERE id = " + std::to_string(first) +
+      " AND state = 'done' AND outcome = 'OK'";
+  EXPECT_EQ(Count(first_row), 1);
+  // A restart reads the unfinished entry back and numbers new entries after every old one.
+  store_.reset();
+  store_ = std::make_unique<VolumeStore>(db_.get(), commit_.get());
+  ASSERT_EQ(store_->UnfinishedOperations().size(), 1u);
+  EXPECT_EQ(store_->UnfinishedOperations()[0].id, second);
+  EXPECT_GT(store_->BeginOperation("publish", "vol-c", "{}"), second);
   // Pruning forgets finished entries only.
-  auto pruned = store_->PruneFinished(-1000);
-  Turn();
-  EXPECT_EQ(*pruned, 1);
-  EXPECT_FALSE(store_->FindOperation(*first).has_value());
-  EXPECT_TRUE(store_->FindOperation(*second).has_value());
+  store_->PruneFinished(-1000);
+  Durable();
+  EXPECT_EQ(Count(first_row), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM operations WHERE state = 'pending'"), 2);
 }
 
 TEST(VolumeStoreMigration, ASchemaOneDatabaseIsUpgradedKeepingItsData) {
@@ -252,121 +211,6 @@ TEST(VolumeStoreMigration, ASchemaOneDatabaseIsUpgradedKeepingItsData) {
                    "SELECT count(*) FROM sqlite_master WHERE name IN ('volumes', 'operations')");
   ASSERT_EQ(tables.Step(), SQLITE_ROW);
   EXPECT_EQ(tables.ColumnInt(0), 2);
-}
-
-}  // namespace
-}  // namespace oxide::store
-
-namespace oxide::store {
-namespace {
-
-// A store whose group commit paces commits 300 ms apart, on a loop the test turns by hand.
-class GroupCommitWindow : public ::testing::Test {
- protected:
-  void SetUp() override {
-    uv_loop_init(&loop_);
-    auto db = StateDb::Open(dir_.File("state.db"));
-    ASSERT_TRUE(db.ok());
-    db_ = std::move(*db);
-    commit_ = std::make_unique<GroupCommit>(&loop_, db_.get(), std::chrono::milliseconds(300));
-    store_ = std::make_unique<VolumeStore>(db_.get(), commit_.get());
-  }
-  void TearDown() override {
-    store_.reset();
-    commit_.reset();
-    db_.reset();
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    EXPECT_EQ(uv_loop_close(&loop_), 0);
-  }
-
-  TempDir dir_;
-  uv_loop_t loop_{};
-  std::unique_ptr<StateDb> db_;
-  std::unique_ptr<GroupCommit> commit_;
-  std::unique_ptr<VolumeStore> store_;
-};
-
-TEST_F(GroupCommitWindow, IsolatedWriteCommitsAtOnceLaterOnesShareOnePacedCommit) {
-  GroupCommit& commit = *commit_;
-  VolumeStore& store = *store_;
-  uv_loop_t& loop = loop_;
-  int durable = 0;
-  // Nothing committed for a window: the write commits at the end of this loop turn.
-  ASSERT_TRUE(store.Put(Row("first")).ok());
-  commit.WhenDurable([&](Status s) { durable += s.ok(); });
-  uv_run(&loop, UV_RUN_NOWAIT);
-  EXPECT_EQ(durable, 1);
-  EXPECT_EQ(commit.commits(), 1u);
-  // Within the window of that commit: later writes wait for its end and share one commit.
-  auto started = std::chrono::steady_clock::now();
-  ASSERT_TRUE(store.Put(Row("second")).ok());
-  commit.WhenDurable([&](Status s) { durable += s.ok(); });
-  uv_run(&loop, UV_RUN_NOWAIT);  // a loop turn ends: the window keeps the transaction open
-  EXPECT_EQ(durable, 1);
-  ASSERT_TRUE(store.Put(Row("third")).ok());  // a later turn joins the same transaction
-  commit.WhenDurable([&](Status s) { durable += s.ok(); });
-  while (durable < 3 && std::chrono::steady_clock::now() - started < std::chrono::seconds(5)) {
-    uv_run(&loop, UV_RUN_ONCE);
-  }
-  EXPECT_EQ(durable, 3);
-  EXPECT_EQ(commit.commits(), 2u);
-  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(200));
-}
-
-// Commits `store` one write that `waiters` callbacks wait for, then one more write, and returns
-// how long after the first commit the second one came.
-std::chrono::milliseconds SecondCommitAfter(uv_loop_t& loop, GroupCommit& commit,
-                                            VolumeStore& store, size_t waiters) {
-  int durable = 0;
-  EXPECT_TRUE(store.Put(Row("first")).ok());
-  for (size_t i = 0; i < waiters; ++i)
-    commit.WhenDurable([&](Status s) { durable += s.ok(); });
-  uv_run(&loop, UV_RUN_NOWAIT);
-  EXPECT_EQ(commit.commits(), 1u);
-  const auto first = std::chrono::steady_clock::now();
-  EXPECT_TRUE(store.Put(Row("second")).ok());
-  commit.WhenDurable([&](Status s) { durable += s.ok(); });
-  while (commit.commits() < 2 && std::chrono::steady_clock::now() - first < std::chrono::seconds(5))
-    uv_run(&loop, UV_RUN_ONCE);
-  EXPECT_EQ(durable, static_cast<int>(waiters) + 1);
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                               first);
-}
-
-TEST_F(GroupCommitWindow, ACommitThatAnsweredManyCallsDoublesTheNextWindow) {
-  // 300 ms window: after a busy commit the next one waits twice that.
-  EXPECT_GE(SecondCommitAfter(loop_, *commit_, *store_, GroupCommit::kBusyWaiters),
-            std::chrono::milliseconds(550));
-}
-
-TEST_F(GroupCommitWindow, ACommitThatAnsweredFewCallsKeepsTheWindow) {
-  const auto after = SecondCommitAfter(loop_, *commit_, *store_, GroupCommit::kBusyWaiters - 1);
-  EXPECT_GE(after, std::chrono::milliseconds(250));
-  EXPECT_LT(after, std::chrono::milliseconds(550));
-}
-
-TEST_F(GroupCommitWindow, WritesFromCallbacksInsideTheWindowWaitForTheNextCommit) {
-  GroupCommit& commit = *commit_;
-  VolumeStore& store = *store_;
-  uv_loop_t& loop = loop_;
-  bool second_durable = false;
-  ASSERT_TRUE(store.Put(Row("first")).ok());
-  commit.WhenDurable([&](Status s) {
-    ASSERT_TRUE(s.ok());
-    // An operation's next step writes right after its commit: it must not be answered with
-    // that commit's status, and it waits for the paced one.
-    ASSERT_TRUE(store.Put(Row("second")).ok());
-    commit.WhenDurable([&](Status s2) { second_durable = s2.ok(); });
-  });
-  uv_run(&loop, UV_RUN_NOWAIT);
-  EXPECT_EQ(commit.commits(), 1u);
-  EXPECT_FALSE(second_durable);
-  auto started = std::chrono::steady_clock::now();
-  while (!second_durable && std::chrono::steady_clock::now() - started < std::chrono::seconds(5)) {
-    uv_run(&loop, UV_RUN_ONCE);
-  }
-  EXPECT_TRUE(second_durable);
-  EXPECT_EQ(commit.commits(), 2u);
 }
 
 }  // namespace

@@ -1,0 +1,105 @@
+#include "store/commit_thread.h"
+
+#include <pthread.h>
+
+#include <chrono>
+#include <utility>
+
+namespace oxide::store {
+
+CommitThread::CommitThread(sqlite3* db, std::function<void(CommitOutcome)> on_done)
+    : db_(db),
+      on_done_(std::move(on_done)),
+      begin_(db, "BEGIN IMMEDIATE"),
+      savepoint_(db, "SAVEPOINT batch"),
+      release_(db, "RELEASE batch"),
+      rollback_to_(db, "ROLLBACK TO batch"),
+      commit_(db, "COMMIT"),
+      rollback_(db, "ROLLBACK") {
+  thread_ = std::thread([this] { Loop(); });
+  pthread_setname_np(thread_.native_handle(), "state-db-commit");
+}
+
+CommitThread::~CommitThread() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  work_.notify_one();
+  thread_.join();
+}
+
+void CommitThread::Submit(WriteBatch batch) {
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wake = queue_.empty() && !committing_;  // otherwise the thread looks at the queue anyway
+    queue_.push_back(std::move(batch));
+  }
+  if (wake) work_.notify_one();
+}
+
+void CommitThread::WaitIdle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [this] { return queue_.empty() && !committing_; });
+}
+
+void CommitThread::Loop() {
+  std::vector<WriteBatch> batches;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    work_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop_, and nothing left to commit
+    batches.swap(queue_);
+    committing_ = true;
+    lock.unlock();
+    CommitOutcome outcome = Commit(batches);
+    batches.clear();
+    on_done_(std::move(outcome));
+    lock.lock();
+    committing_ = false;
+    if (queue_.empty()) idle_.notify_all();
+  }
+}
+
+Status CommitThread::Run(Statement& statement) {
+  Status status = statement.Run(db_);
+  return status.ok() ? status : Unavailable(status.message());
+}
+
+CommitOutcome CommitThread::Commit(std::vector<WriteBatch>& batches) {
+  const auto started = std::chrono::steady_clock::now();
+  CommitOutcome outcome;
+  outcome.first_seq = batches.front().seq;
+  outcome.last_seq = batches.back().seq;
+  // Savepoints only where there is another batch to keep: a lone batch fails with its commit.
+  const bool savepoints = batches.size() > 1;
+  outcome.commit = Run(begin_);
+  for (WriteBatch& batch : batches) {
+    if (!outcome.commit.ok()) break;
+    outcome.writes += batch.writes.size();
+    Status batch_status = savepoints ? Run(savepoint_) : Status::Ok();
+    for (WriteStep& write : batch.writes) {
+      if (!batch_status.ok()) break;
+      batch_status = write(db_);
+    }
+    if (savepoints && batch_status.ok()) batch_status = Run(release_);
+    if (batch_status.ok()) continue;
+    if (!savepoints || sqlite3_get_autocommit(db_)) {
+      // Nothing to keep, or SQLite rolled the whole transaction back itself (a full disk, an
+      // I/O error): every batch fails.
+      outcome.commit = batch_status;
+      break;
+    }
+    (void)Run(rollback_to_);
+    (void)Run(release_);
+    outcome.failed_batches.emplace_back(batch.seq, batch_status);
+  }
+  if (outcome.commit.ok()) outcome.commit = Run(commit_);
+  if (!outcome.commit.ok() && !sqlite3_get_autocommit(db_)) (void)Run(rollback_);
+  outcome.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return outcome;
+}
+
+}  // namespace oxide::store

@@ -1,0 +1,86 @@
+// The loop's in-memory copy of a table: writes show at once; a failed batch's writes are undone
+// without touching what later batches wrote; the change hook sees every change (indexes).
+#include "store/mirror_table.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace oxide::store {
+namespace {
+
+using Table = MirrorTable<std::string, std::string>;
+
+std::string ValueOf(const Table& table, const std::string& key) {
+  const std::string* value = table.Find(key);
+  return value ? *value : "(none)";
+}
+
+TEST(MirrorTable, WritesShowAtOnceAndStayWhenTheirBatchCommits) {
+  Table table;
+  table.Load("k", "loaded");
+  table.Write(1, "k", "one");
+  table.Write(1, "new", "x");
+  EXPECT_EQ(ValueOf(table, "k"), "one");
+  EXPECT_EQ(table.pending_keys(), 2u);
+  table.BatchDone(1, true);
+  EXPECT_EQ(ValueOf(table, "k"), "one");
+  EXPECT_EQ(ValueOf(table, "new"), "x");
+  EXPECT_EQ(table.pending_keys(), 0u);
+}
+
+TEST(MirrorTable, AFailedBatchIsUndoneToWhatTheDatabaseHolds) {
+  Table table;
+  table.Load("k", "loaded");
+  table.Load("gone", "kept");
+  table.Write(1, "k", "one");
+  table.Write(1, "k", "two");  // a second write of the key in the same batch
+  table.Write(1, "gone", std::nullopt);
+  table.Write(1, "new", "x");
+  table.BatchDone(1, false);
+  EXPECT_EQ(ValueOf(table, "k"), "loaded");
+  EXPECT_EQ(ValueOf(table, "gone"), "kept");
+  EXPECT_EQ(ValueOf(table, "new"), "(none)");
+  EXPECT_EQ(table.pending_keys(), 0u);
+}
+
+TEST(MirrorTable, AFailedBatchLeavesALaterBatchsWriteOfTheSameKey) {
+  Table table;
+  table.Load("k", "loaded");
+  table.Write(1, "k", "one");
+  table.Write(2, "k", "two");
+  table.BatchDone(1, false);  // the database never got "one"
+  EXPECT_EQ(ValueOf(table, "k"), "two");
+  table.BatchDone(2, false);  // nor "two": back to what it holds
+  EXPECT_EQ(ValueOf(table, "k"), "loaded");
+}
+
+TEST(MirrorTable, ALaterBatchThatCommitsKeepsItsWriteAfterAnEarlierFailure) {
+  Table table;
+  table.Write(1, "k", "one");
+  table.Write(2, "k", "two");
+  table.Write(2, "other", "o");
+  table.BatchDone(1, false);
+  table.BatchDone(2, true);
+  EXPECT_EQ(ValueOf(table, "k"), "two");
+  EXPECT_EQ(ValueOf(table, "other"), "o");
+  table.Write(3, "k", std::nullopt);
+  table.BatchDone(3, true);
+  EXPECT_EQ(ValueOf(table, "k"), "(none)");
+}
+
+TEST(MirrorTable, TheChangeHookSeesEveryChangeIncludingUndos) {
+  std::vector<std::string> changes;
+  Table table([&](const std::string& key, const std::string* before, const std::string* after) {
+    changes.push_back(key + ":" + (before ? *before : "-") + ">" + (after ? *after : "-"));
+  });
+  table.Load("k", "a");
+  table.Write(1, "k", "b");
+  table.Write(1, "k", std::nullopt);
+  table.BatchDone(1, false);
+  EXPECT_EQ(changes, (std::vector<std::string>{"k:->a", "k:a>b", "k:b>-", "k:->a"}));
+}
+
+}  // namespace
+}  // namespace oxide::store
