@@ -1,0 +1,157 @@
+// The node service's rows are durable before the side effect they announce and before the answer:
+// the real NodeService on a real SQLite file, with the fault-injecting VFS holding every fsync, so
+// the test sees what waits for which commit. NodeUnpublishVolume of a target that holds no mount
+// has a side effect a test without root can watch: the target directory is removed.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "engine/node_service.h"
+#include "loop/event_loop.h"
+#include "store/group_commit.h"
+#include "store/node_volume_store.h"
+#include "store/state_db.h"
+#include "support/faulty_vfs.h"
+#include "support/temp_dir.h"
+
+namespace oxide::engine {
+namespace {
+
+using testing::FaultyVfs;
+
+template <typename Response>
+class RecordingSink final : public rpc::ReplySink<Response> {
+ public:
+  RecordingSink() = default;
+  RecordingSink(const RecordingSink&) = delete;
+  RecordingSink& operator=(const RecordingSink&) = delete;
+  virtual ~RecordingSink() = default;
+  void Answer(Response, const Status& status) override { answer = status; }
+  std::optional<Status> answer;
+};
+
+bool Exists(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0;
+}
+
+class NodeDurabilityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    FaultyVfs::Install();
+    settings_.instance_id = "11111111-2222-3333-4444-555555555555";
+    settings_.sysfs_root = dir_.File("sys");
+    auto opened = store::StateDb::Open(dir_.File("state.db"), FaultyVfs::kName);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    db_ = std::move(*opened);
+    commit_ = std::make_unique<store::GroupCommit>(loop_.uv(), db_.get());
+  }
+  void TearDown() override {
+    FaultyVfs::ReleaseSyncs();
+    node_.reset();
+    commit_.reset();
+    db_.reset();
+    loop_.Stop();
+    loop_.Run();
+  }
+  // Runs loop turns (waiting for events) until `done` holds.
+  template <typename Predicate>
+  void RunUntil(Predicate done) {
+    while (!done())
+      uv_run(loop_.uv(), UV_RUN_ONCE);
+  }
+  void Turns(int count) {
+    for (int i = 0; i < count; ++i)
+      uv_run(loop_.uv(), UV_RUN_NOWAIT);
+  }
+  std::string PublicationState(const std::string& target) {
+    commit_->Flush();
+    store::Statement read(db_->handle(),
+                          "SELECT state FROM node_publications WHERE target_path = ?1");
+    read.Bind(1, target);
+    return read.Step() == SQLITE_ROW ? read.ColumnText(0) : "none";
+  }
+
+  oxide::testing::TempDir dir_;
+  Settings settings_;
+  EventLoop loop_;
+  std::unique_ptr<store::StateDb> db_;
+  std::unique_ptr<store::GroupCommit> commit_;
+  std::unique_ptr<NodeService> node_;
+};
+
+TEST_F(NodeDurabilityTest, UnpublishRecordsItsIntentBeforeActingAndAnswersOnlyOnceItsRowIsGone) {
+  const std::string target = dir_.File("pods/p1/volume");
+  ASSERT_TRUE(std::filesystem::create_directories(target));
+  {
+    // As a NodePublishVolume left it (the mount itself is gone: nothing to unmount).
+    store::NodeVolumeStore rows(db_.get(), commit_.get());
+    rows.PutPublication({.target_path = target,
+                         .volume_id = "vol-1",
+                         .state = store::kPublished,
+                         .staging_path = dir_.File("staging/vol-1"),
+                         .capability = "mount:ext4",
+                         .readonly = false});
+  }
+  ASSERT_EQ(PublicationState(target), store::kPublished);
+  node_ = std::make_unique<NodeService>(settings_, &loop_, db_.get(), 12, commit_.get());
+
+  FaultyVfs::HoldSyncs();
+  RecordingSink<csi::v1::NodeUnpublishVolumeResponse> sink;
+  csi::v1::NodeUnpublishVolumeRequest request;
+  request.set_volume_id("vol-1");
+  request.set_target_path(target);
+  node_->NodeUnpublishVolume({}, request, rpc::Reply(&sink));
+  ASSERT_FALSE(sink.answer.has_value()) << sink.answer->message();
+
+  Turns(1);
+  FaultyVfs::WaitForHeldSyncs(1);  // "unpublishing" is being committed
+  Turns(10);
+  EXPECT_TRUE(Exists(target)) << "the unmount must wait until its intent is durable";
+  EXPECT_FALSE(sink.answer.has_value());
+
+  FaultyVfs::AllowSyncs(1);
+  RunUntil([&] { return !Exists(target); });  // the side effect ran
+  Turns(1);                                   // the turn's end hands the row's removal over
+  FaultyVfs::WaitForHeldSyncs(1);             // and it is being committed
+  Turns(10);
+  EXPECT_FALSE(sink.answer.has_value()) << "answered before its row's removal was durable";
+
+  FaultyVfs::ReleaseSyncs();
+  RunUntil([&] { return sink.answer.has_value(); });
+  EXPECT_TRUE(sink.answer->ok()) << sink.answer->message();
+  EXPECT_EQ(PublicationState(target), "none");
+}
+
+TEST_F(NodeDurabilityTest, AFailedCommitOfTheIntentAnswersUnavailableAndLeavesTheTargetAlone) {
+  const std::string target = dir_.File("pods/p2/volume");
+  ASSERT_TRUE(std::filesystem::create_directories(target));
+  {
+    store::NodeVolumeStore rows(db_.get(), commit_.get());
+    rows.PutPublication({.target_path = target,
+                         .volume_id = "vol-2",
+                         .state = store::kPublished,
+                         .staging_path = dir_.File("staging/vol-2"),
+                         .capability = "mount:ext4",
+                         .readonly = false});
+  }
+  node_ = std::make_unique<NodeService>(settings_, &loop_, db_.get(), 12, commit_.get());
+
+  FaultyVfs::FailWrites(true);
+  RecordingSink<csi::v1::NodeUnpublishVolumeResponse> sink;
+  csi::v1::NodeUnpublishVolumeRequest request;
+  request.set_volume_id("vol-2");
+  request.set_target_path(target);
+  node_->NodeUnpublishVolume({}, request, rpc::Reply(&sink));
+  RunUntil([&] { return sink.answer.has_value(); });
+  FaultyVfs::FailWrites(false);
+  EXPECT_EQ(sink.answer->code(), StatusCode::kUnavailable);
+  EXPECT_NE(sink.answer->message().find("state database"), std::string::npos);
+  EXPECT_TRUE(Exists(target)) << "nothing is done without its intent on disk";
+  EXPECT_EQ(PublicationState(target), store::kPublished);
+}
+
+}  // namespace
+}  // namespace oxide::engine
