@@ -1,14 +1,31 @@
 // Crash test: 200 volumes driven by a retrying client while the real plugin is SIGKILLed and
 // restarted; afterwards the simulator's disks and the plugin's journal must match exactly.
+//
+// A SIGKILL loses no answered write: after every kill, once the process is gone and before the
+// restart, the state database (read-only; quiescent) must hold every call the killed process
+// answered OK. The reference for each volume is its last call answered OK: those the client had
+// taken when the kill was sent, plus those it took from the socket after (only the killed process
+// can have sent them). After CreateVolume the volume has a row with the id it got, not CREATING;
+// after ControllerPublishVolume it is NODE_READY on the node; after ControllerUnpublishVolume
+// CREATED; after DeleteVolume it has no row. The next call of the volume may have begun (its first
+// write) or ended with its answer unread, so its states are allowed too, but nothing beyond: the
+// client sends a call only after it took the previous answer. In the journal, no entry of an
+// answered call is still pending, and a create, publish or delete answered OK has a 'done' entry
+// (keys: the disk name for create, the volume id otherwise). A plugin answering before its
+// writes are durable fails this when a kill lands between the answer and the commit, so three
+// kills in four are sent right after the client takes an answer (from its thread, at once).
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -34,13 +51,210 @@ uint64_t ChooseSeed() {
   return std::random_device{}();
 }
 
+// Every call the client saw answered OK, in the order it took them; it also sends the kills, so
+// that which answers came before a kill is exact. Any thread.
+class AnswerLog {
+ public:
+  // On the client's thread, as it takes an answer.
+  void Add(const AnsweredCall& call) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    calls_.push_back(call);
+    if (armed_pid_ > 0) {
+      ::kill(armed_pid_, SIGKILL);
+      armed_pid_ = 0;
+      killed_after_ = calls_.size();
+      fired_.notify_all();
+    }
+  }
+  // SIGKILLs `pid` (alive or not yet reaped) at once; returns how many answers came before.
+  size_t KillNow(pid_t pid) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ::kill(pid, SIGKILL);
+    return calls_.size();
+  }
+  // SIGKILLs `pid` from the client's thread as soon as it has taken the next answer (within
+  // microseconds), or after `limit` without one; returns how many answers came before.
+  size_t KillAfterNextAnswer(pid_t pid, milliseconds limit) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    armed_pid_ = pid;
+    if (fired_.wait_for(lock, limit, [&] { return armed_pid_ == 0; })) return killed_after_;
+    armed_pid_ = 0;
+    ::kill(pid, SIGKILL);
+    return calls_.size();
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return calls_.size();
+  }
+  std::vector<AnsweredCall> Snapshot() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable fired_;
+  std::vector<AnsweredCall> calls_;
+  pid_t armed_pid_ = 0;
+  size_t killed_after_ = 0;
+};
+
+const char* JournalKind(VolumeStep step) {
+  static constexpr const char* kKinds[] = {"create", "publish", "unpublish", "delete", ""};
+  return kKinds[static_cast<int>(step)];
+}
+
+// What the durability check of one kill covered.
+struct KillCheck {
+  size_t volumes = 0;  // volumes with a call answered OK: their row checked
+  size_t calls = 0;    // calls answered OK so far: their journal entries checked
+  size_t late = 0;     // of those, answers the client took after the kill was sent
+};
+
+// Checks the state database of a killed plugin against the calls it answered OK: `answers[0,
+// sent)` the client had taken when the kill was sent, the rest after (see the top comment).
+// Appends what is wrong to `problems`.
+KillCheck CheckAnsweredWritesKept(const std::string& db, const std::vector<VolumePlan>& plans,
+                                  const std::vector<AnsweredCall>& answers, size_t sent,
+                                  int kill_number, std::vector<std::string>* problems) {
+  KillCheck check;
+  const std::string at = "after kill " + std::to_string(kill_number) + ": ";
+  std::string error;
+  auto rows = SqliteQuery(db, "SELECT co_name, volume_id, state, node_id FROM volumes", &error);
+  auto entries = SqliteQuery(db, "SELECT id, kind, volume, state, args FROM operations", &error);
+  if (!error.empty()) {
+    problems->push_back(at + "cannot read the state database: " + error);
+    return check;
+  }
+  struct Row {
+    std::string volume_id, state, node_id;
+  };
+  std::map<std::string, std::vector<Row>> rows_by_name;
+  for (const auto& row : rows)
+    rows_by_name[row[0]].push_back({row[1], row[2], row[3]});
+  std::map<std::string, std::string> disk_of;  // CSI name -> disk name, from the create entries
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, std::string>>>
+      entries_by_key;  // (kind, volume) -> (id, state)
+  for (const auto& entry : entries) {
+    entries_by_key[{entry[1], entry[2]}].push_back({entry[0], entry[3]});
+    if (entry[1] == "create") {
+      std::string co_name = nlohmann::json::parse(entry[4], nullptr, false).value("co_name", "");
+      if (!co_name.empty()) disk_of[co_name] = entry[2];
+    }
+  }
+
+  // Per volume: every step answered OK, and the last one.
+  std::map<size_t, std::vector<const AnsweredCall*>> by_plan;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    by_plan[answers[i].plan].push_back(&answers[i]);
+    ++check.calls;
+    if (i >= sent) ++check.late;
+  }
+  for (const auto& [index, calls] : by_plan) {
+    ++check.volumes;
+    const VolumePlan& plan = plans[index];
+    const AnsweredCall& last = *calls.back();
+    const std::string volume = plan.name + " (" + last.volume_id + ")";
+    // The states the row may be in: the last answered step's, then the next call's: begun (its
+    // first write), done with the answer unread, or done (by recovery) and begun again by a retry
+    // (an unpublish then starts from CREATED: UNPUBLISHING with no node). nullopt: no row.
+    struct Allowed {
+      std::optional<std::string> state;
+      std::string node_id;
+    };
+    const bool has_next = last.step != plan.last;
+    std::vector<Allowed> allowed;
+    switch (last.step) {
+      case VolumeStep::kCreate:
+        allowed = {{"CREATED", ""}};
+        if (has_next) {
+          allowed.insert(allowed.end(),
+                         {{"PUBLISHING", plan.node_id}, {"NODE_READY", plan.node_id}});
+        }
+        break;
+      case VolumeStep::kPublish:
+        allowed = {{"NODE_READY", plan.node_id}};
+        if (has_next) {
+          allowed.insert(allowed.end(),
+                         {{"UNPUBLISHING", plan.node_id}, {"CREATED", ""}, {"UNPUBLISHING", ""}});
+        }
+        break;
+      case VolumeStep::kUnpublish:
+        allowed = {{"CREATED", ""}};
+        if (has_next) allowed.insert(allowed.end(), {{"DELETING", ""}, {std::nullopt, ""}});
+        break;
+      case VolumeStep::kDelete:
+      case VolumeStep::kDone:
+        allowed = {{std::nullopt, ""}};
+        break;
+    }
+    const std::vector<Row>& found = rows_by_name[plan.name];
+    std::string seen = "no row";
+    bool ok = false;
+    if (found.size() > 1) {
+      seen = std::to_string(found.size()) + " rows";
+    } else if (found.empty()) {
+      for (const Allowed& a : allowed)
+        ok = ok || !a.state;
+    } else {
+      const Row& row = found[0];
+      seen = row.state + " on node '" + row.node_id + "' with volume id " + row.volume_id;
+      for (const Allowed& a : allowed) {
+        ok = ok || (a.state && *a.state == row.state && a.node_id == row.node_id &&
+                    row.volume_id == last.volume_id);
+      }
+    }
+    if (!ok) {
+      std::string expected;
+      for (const Allowed& a : allowed) {
+        if (!expected.empty()) expected += " or ";
+        expected += a.state ? *a.state + (a.node_id.empty() ? "" : " on " + a.node_id) : "no row";
+      }
+      problems->push_back(at + volume + " was answered " + VolumeStepName(last.step) +
+                          " OK, but the state database has " + seen + " (expected " + expected +
+                          ")");
+    }
+
+    // The journal: no entry of an answered call still pending; a 'done' one where there must be.
+    for (const AnsweredCall* call : calls) {
+      const std::string kind = JournalKind(call->step);
+      const std::string key =
+          call->step == VolumeStep::kCreate ? disk_of[plan.name] : call->volume_id;
+      bool done = false;
+      std::string listed;  // every entry of the key, for the message
+      for (const auto& [id, state] : entries_by_key[{kind, key}])
+        listed += " " + id + "=" + state;
+      for (const auto& [id, state] : entries_by_key[{kind, key}]) {
+        done = done || state == "done";
+        if (state == "pending") {
+          problems->push_back(at + volume + " was answered " + VolumeStepName(call->step) +
+                              " OK, but its journal entry " + id + " is still pending (" + kind +
+                              " entries:" + listed + ")");
+        }
+      }
+      // An unpublish of a volume found detached answers without an entry.
+      if (!done && call->step != VolumeStep::kUnpublish) {
+        problems->push_back(at + volume + " was answered " + VolumeStepName(call->step) +
+                            " OK, but the journal has no 'done' " + kind + " entry for it");
+      }
+    }
+  }
+  return check;
+}
+
 // Kills the plugin with SIGKILL at random moments and restarts it at once on the same database
-// and socket, until stopped. Runs on its own thread; owns the plugin process meanwhile.
+// and socket, until stopped. Runs on its own thread; owns the plugin process meanwhile. Between
+// a kill and the restart it checks that the database kept every answered write.
 class Killer {
  public:
   Killer(ControllerRig* rig, std::unique_ptr<PluginProcess> plugin, const VolumeDriver* driver,
-         uint64_t seed)
-      : rig_(rig), plugin_(std::move(plugin)), driver_(driver), rng_(seed) {}
+         AnswerLog* answers, const std::vector<VolumePlan>* plans, uint64_t seed)
+      : rig_(rig),
+        plugin_(std::move(plugin)),
+        driver_(driver),
+        answers_(answers),
+        plans_(plans),
+        rng_(seed) {}
 
   void Start() {
     thread_ = std::thread([this] { Loop(); });
@@ -53,6 +267,11 @@ class Killer {
   }
   int kills() const { return kills_; }
   int mid_operation_kills() const { return mid_operation_kills_; }
+  // Of the kills, those whose durability check ran, and what the checks covered in all.
+  int checked_kills() const { return checked_kills_; }
+  const KillCheck& checked() const { return checked_; }
+  // What the checks found: writes of answered calls the database did not have.
+  const std::vector<std::string>& lost_writes() const { return lost_writes_; }
   const std::vector<std::string>& problems() const { return problems_; }
 
  private:
@@ -63,17 +282,41 @@ class Killer {
       while (!stop_ && Clock::now() < wake)
         std::this_thread::sleep_for(milliseconds(10));
       if (stop_) return;
-      if (!plugin_->running()) {
+      const bool alive = plugin_->running();  // when not, it is reaped: its pid is not ours
+      if (!alive) {
         problems_.push_back("the plugin exited by itself before kill " +
                             std::to_string(kills_ + 1) + " (see its log)");
       }
+      // Three kills in four land right after the client took an answer: were the plugin to
+      // answer before its writes are committed, the commit would likely still be under way.
+      const bool after_answer = kills_ % 4 != 0;
       size_t in_flight = driver_->in_flight();
-      plugin_->Signal(SIGKILL);
+      size_t answered = answers_->size();
+      if (alive) {
+        answered = after_answer ? answers_->KillAfterNextAnswer(plugin_->pid(), milliseconds(500))
+                                : answers_->KillNow(plugin_->pid());
+      }
       plugin_->WaitExit(std::chrono::seconds(10));
       ++kills_;
       if (in_flight > 0) ++mid_operation_kills_;
-      std::cout << "kill " << kills_ << ": " << in_flight << " calls in flight, "
-                << driver_->done_count() << " volumes done" << std::endl;
+      std::cout << "kill " << kills_ << (after_answer ? " (right after an answer)" : "") << ": "
+                << in_flight << " calls in flight, " << driver_->done_count() << " volumes done";
+      if (plugin_->running()) {
+        problems_.push_back("the plugin still ran 10 s after kill " + std::to_string(kills_));
+      } else {
+        // Dead: its database is quiescent, and whatever the client takes from now on until the
+        // restart was sent by the killed process.
+        KillCheck check =
+            CheckAnsweredWritesKept(rig_->plugin().state_db(), *plans_, answers_->Snapshot(),
+                                    answered, kills_, &lost_writes_);
+        ++checked_kills_;
+        checked_.volumes += check.volumes;
+        checked_.calls += check.calls;
+        checked_.late += check.late;
+        std::cout << "; checked " << check.volumes << " volumes, " << check.calls
+                  << " answered calls (" << check.late << " taken after the kill)";
+      }
+      std::cout << std::endl;
       plugin_.reset();
       plugin_ = rig_->LaunchPlugin();
       if (!plugin_->WaitServing(rig_->plugin().socket_path())) {
@@ -86,11 +329,16 @@ class Killer {
   ControllerRig* rig_;
   std::unique_ptr<PluginProcess> plugin_;
   const VolumeDriver* driver_;
+  AnswerLog* answers_;
+  const std::vector<VolumePlan>* plans_;
   std::mt19937_64 rng_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   int kills_ = 0;
   int mid_operation_kills_ = 0;
+  int checked_kills_ = 0;
+  KillCheck checked_;
+  std::vector<std::string> lost_writes_;
   std::vector<std::string> problems_;
 };
 
@@ -119,13 +367,15 @@ TEST(ControllerCrash, SigkillWhileTwoHundredVolumesComeAndGo) {
   std::unique_ptr<PluginProcess> plugin = rig.LaunchPlugin();
   ASSERT_TRUE(plugin->WaitServing(rig.plugin().socket_path())) << plugin->Log();
 
+  AnswerLog answers;
   VolumeDriver driver(ReconnectingUnixChannel(rig.plugin().socket_path()), plans,
                       {.deadline = milliseconds(2000),
                        .backoff_first = milliseconds(100),
                        .backoff_max = milliseconds(2000),
                        .concurrency = 0,
-                       .seed = seed});
-  Killer killer(&rig, std::move(plugin), &driver, seed ^ 0x9e3779b97f4a7c15ull);
+                       .seed = seed,
+                       .on_answer = [&answers](const AnsweredCall& call) { answers.Add(call); }});
+  Killer killer(&rig, std::move(plugin), &driver, &answers, &plans, seed ^ 0x9e3779b97f4a7c15ull);
   killer.Start();
   bool all_done = driver.Run(std::chrono::seconds(150));
   plugin = killer.Stop();
@@ -141,6 +391,20 @@ TEST(ControllerCrash, SigkillWhileTwoHundredVolumesComeAndGo) {
       std::cout << " " << code << "=" << count;
     std::cout << std::endl;
   }
+  std::cout << "durability after SIGKILL: " << killer.checked_kills() << " of " << killer.kills()
+            << " kills checked; " << killer.checked().volumes << " volume rows and "
+            << killer.checked().calls << " answered calls checked in all (every kill checks every "
+            << "answer so far; " << killer.checked().late << " taken after their kill)"
+            << std::endl;
+  EXPECT_GT(killer.checked().calls, 0u) << "no answered call was checked after a kill";
+  EXPECT_EQ(killer.checked_kills(), killer.kills());
+  std::ostringstream lost;
+  for (const std::string& problem : killer.lost_writes())
+    lost << "  " << problem << "\n";
+  EXPECT_TRUE(killer.lost_writes().empty())
+      << "the state database lacked writes of answered calls after a SIGKILL ("
+      << killer.lost_writes().size() << " findings):\n"
+      << lost.str();
   for (const std::string& problem : killer.problems())
     ADD_FAILURE() << problem << "\nplugin log:\n" << plugin->Log();
   if (!all_done) {

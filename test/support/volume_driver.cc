@@ -198,6 +198,15 @@ struct VolumeDriver::Impl {
     stats.ok_latency_ms.push_back(
         std::chrono::duration<double, std::milli>(Clock::now() - call->started).count());
     if (call->step == VolumeStep::kCreate) result.volume_id = call->create->volume().volume_id();
+    if (options.on_answer) {
+      const VolumePlan& plan = plans[flow->index];
+      bool on_node = call->step == VolumeStep::kPublish || call->step == VolumeStep::kUnpublish;
+      options.on_answer({.plan = flow->index,
+                         .name = plan.name,
+                         .step = call->step,
+                         .volume_id = result.volume_id,
+                         .node_id = on_node ? plan.node_id : ""});
+    }
     flow->backoff = options.backoff_first;
     VolumeStep last = plans[flow->index].last;
     if (flow->step == last) {

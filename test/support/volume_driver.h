@@ -1,5 +1,6 @@
 // Async CSI client driving volumes through Create → Publish → Unpublish → Delete, retrying like the
-// sidecars (deadline, jittered backoff). Run() on one thread; in_flight()/done_count() any thread.
+// sidecars (deadline, jittered backoff). Run() on one thread; in_flight()/done_count() any thread;
+// DriverOptions::on_answer tells another thread (e.g. a crash test's) of every call answered OK.
 #pragma once
 
 #include <grpcpp/channel.h>
@@ -7,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +26,15 @@ struct VolumePlan {
   VolumeStep last = VolumeStep::kDelete;  // the last step to run
 };
 
+// A call the plugin answered OK, as the client saw it.
+struct AnsweredCall {
+  size_t plan = 0;                        // index of the volume's plan
+  std::string name;                       // the CSI volume name
+  VolumeStep step = VolumeStep::kCreate;  // which call
+  std::string volume_id;                  // the volume's id (that CreateVolume answered)
+  std::string node_id;                    // of a publish or unpublish; empty otherwise
+};
+
 struct DriverOptions {
   std::chrono::milliseconds deadline{2000};  // of each call
   std::chrono::milliseconds backoff_first{100};
@@ -31,6 +42,10 @@ struct DriverOptions {
   size_t concurrency = 0;  // volumes in progress at once; 0 = all of them
   uint64_t seed = 1;       // of the backoff jitter
   uint64_t size_bytes = uint64_t{1} << 30;
+  // Called on the Run() thread for every call answered OK, as soon as the answer is taken and
+  // before the volume's next call is sent (so a call the plugin saw implies its predecessor's
+  // record). It must be quick; it may take a lock shared with another thread.
+  std::function<void(const AnsweredCall&)> on_answer = nullptr;
 };
 
 struct StepStats {
