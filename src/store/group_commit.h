@@ -69,6 +69,8 @@ class GroupCommit {
   // FAILED_PRECONDITION when a commit has been running for longer than `limit_ms` (a hung disk).
   Status Health(uint64_t limit_ms = 10000) const;
   const CommitStats& stats() const { return stats_; }
+  // Batches handed to the store thread whose outcome has not been taken yet.
+  size_t batches_in_flight() const { return submitted_.size(); }
 
  private:
   struct Batch {

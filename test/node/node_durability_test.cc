@@ -106,16 +106,19 @@ TEST_F(NodeDurabilityTest, UnpublishRecordsItsIntentBeforeActingAndAnswersOnlyOn
   node_->NodeUnpublishVolume({}, request, rpc::Reply(&sink));
   ASSERT_FALSE(sink.answer.has_value()) << sink.answer->message();
 
-  Turns(1);
-  FaultyVfs::WaitForHeldSyncs(1);  // "unpublishing" is being committed
+  Turns(1);  // the turn's end hands "unpublishing" to the store thread
+  ASSERT_EQ(commit_->batches_in_flight(), 1u);
+  FaultyVfs::WaitForHeldSyncs(1);  // it is being committed
   Turns(10);
   EXPECT_TRUE(Exists(target)) << "the unmount must wait until its intent is durable";
   EXPECT_FALSE(sink.answer.has_value());
 
   FaultyVfs::AllowSyncs(1);
-  RunUntil([&] { return !Exists(target); });  // the side effect ran
-  Turns(1);                                   // the turn's end hands the row's removal over
-  FaultyVfs::WaitForHeldSyncs(1);             // and it is being committed
+  RunUntil([&] { return !Exists(target); });  // the side effect ran on a worker thread
+  // Its completion (already signalled) writes the row's removal; a turn's end hands it over.
+  while (commit_->batches_in_flight() == 0)
+    Turns(1);
+  FaultyVfs::WaitForHeldSyncs(1);  // it is being committed
   Turns(10);
   EXPECT_FALSE(sink.answer.has_value()) << "answered before its row's removal was durable";
 
