@@ -30,16 +30,18 @@ step "C++ tests under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -j"$jobs" --output-on-failure -LE deploy
 
-step "TSan build of the plugin (its loop, gRPC pump and shutdown threads meet in it)"
+step "TSan build of the plugin (its loop, gRPC pump, store and shutdown threads meet in it)"
 cmake -S . -B build-tsan -G "Unix Makefiles" -DOXIDE_CSI_TSAN=ON -DOXIDE_CSI_BUILD_BENCH=OFF >/dev/null
-cmake --build build-tsan -j"$jobs" --target oxide-csi-plugin unit_tests
+cmake --build build-tsan -j"$jobs" --target oxide-csi-plugin unit_tests node_unit_tests
 step "threaded tests under TSan"
-# The loop's cross-thread queue, in a TSan-built test; then the process-level tests with the
-# normal test client driving the TSan-built plugin. A sanitizer report in the plugin's log fails
-# the test that started it. (gRPC from Debian is not TSan-built: test/tsan.supp lists the
-# false reports inside it.)
+# The loop's cross-thread queue and the loop <-> store thread hand-offs (group commit, the node
+# service's writes), in TSan-built tests; then the process-level tests with the normal test
+# client driving the TSan-built plugin. A sanitizer report in the plugin's log fails the test
+# that started it. (gRPC from Debian is not TSan-built: test/tsan.supp lists the false reports
+# inside it.)
 export TSAN_OPTIONS="halt_on_error=1 suppressions=$top/test/tsan.supp"
-ctest --test-dir build-tsan --output-on-failure -R '^EventLoop\.'
+ctest --test-dir build-tsan --output-on-failure \
+  -R '^(EventLoop|GroupCommitTest|MirrorTable|VolumeStoreTest|NodeVolumeStore|NodeDurabilityTest)\.'
 OXIDE_CSI_TEST_PLUGIN_BIN="$top/build-tsan/src/app/oxide-csi-plugin" \
   ctest --test-dir build -j"$jobs" --output-on-failure \
   -R '^(Identity|Modes/IdentityInMode|Endpoint|Startup|Secrets|Unimplemented|Cli|ControllerTest|SlowAttachTest|WrongTokenTest|DebugLogTest|LifecycleTest|CsiSnapshotTest|CsiSnapshotQuotaTest|SlowCsiSnapshotTest|SnapshotE2E|NodeTest|NodeWithSimulator|FsTypes/NodeFsLifecycle)\.|^Shutdown\.(Sigterm|AnIdle)'

@@ -1,5 +1,5 @@
 // Thin RAII wrappers over sqlite3 and sqlite3_stmt. No thread rules of their own: the owner of the
-// connection (the loop thread, for the plugin) is the only caller.
+// connection is the only caller (in the plugin: the start-up thread, then the store thread).
 #pragma once
 
 #include <sqlite3.h>
