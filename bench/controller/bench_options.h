@@ -16,7 +16,7 @@ struct Options {
   int matrix_seconds = 10;    // roughly how long a cell's measured run takes (see matrix.cc)
   int restart_entries = 0;    // --restart-test N; 10000 with --matrix unless given
   bool peer = false;          // --peer (also part of --matrix)
-  int peer_pairs = 2000;      // CreateVolume + DeleteVolume pairs per server
+  int peer_pairs = 10000;     // CreateVolume + DeleteVolume pairs per server
   int peer_concurrency = 16;  // pairs in flight at once
 
   bool single_cell() const { return !matrix && !peer && restart_entries == 0; }

@@ -18,6 +18,10 @@ CommitThread::CommitThread(sqlite3* db, std::function<void(CommitOutcome)> on_do
       rollback_(db, "ROLLBACK") {
   thread_ = std::thread([this] { Loop(); });
   pthread_setname_np(thread_.native_handle(), "state-db-commit");
+  // SCHED_BATCH, as the gRPC pump thread: woken by the loop's hand-over, it does not preempt the
+  // loop thread but runs when the loop waits or on the other CPU. Needs no privilege.
+  sched_param normal_priority{};
+  pthread_setschedparam(thread_.native_handle(), SCHED_BATCH, &normal_priority);
 }
 
 CommitThread::~CommitThread() {
@@ -69,11 +73,24 @@ Status CommitThread::Run(Statement& statement) {
 
 CommitOutcome CommitThread::Commit(std::vector<WriteBatch>& batches) {
   const auto started = std::chrono::steady_clock::now();
+  bool a_write_failed = false;
+  CommitOutcome outcome = Attempt(batches, false, &a_write_failed);
+  if (a_write_failed && batches.size() > 1) {
+    // Rare (a write refused on its own, e.g. a constraint): once more, each batch in a savepoint,
+    // so that only the failing batch fails. The writes bind their values anew each time.
+    outcome = Attempt(batches, true, &a_write_failed);
+  }
+  outcome.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return outcome;
+}
+
+CommitOutcome CommitThread::Attempt(std::vector<WriteBatch>& batches, bool savepoints,
+                                    bool* a_write_failed) {
   CommitOutcome outcome;
   outcome.first_seq = batches.front().seq;
   outcome.last_seq = batches.back().seq;
-  // Savepoints only where there is another batch to keep: a lone batch fails with its commit.
-  const bool savepoints = batches.size() > 1;
+  *a_write_failed = false;
   outcome.commit = Run(begin_);
   for (WriteBatch& batch : batches) {
     if (!outcome.commit.ok()) break;
@@ -85,9 +102,10 @@ CommitOutcome CommitThread::Commit(std::vector<WriteBatch>& batches) {
     }
     if (savepoints && batch_status.ok()) batch_status = Run(release_);
     if (batch_status.ok()) continue;
+    *a_write_failed = true;
     if (!savepoints || sqlite3_get_autocommit(db_)) {
-      // Nothing to keep, or SQLite rolled the whole transaction back itself (a full disk, an
-      // I/O error): every batch fails.
+      // No savepoint to return to, or SQLite rolled the whole transaction back itself (a full
+      // disk, an I/O error): every batch fails.
       outcome.commit = batch_status;
       break;
     }
@@ -97,8 +115,6 @@ CommitOutcome CommitThread::Commit(std::vector<WriteBatch>& batches) {
   }
   if (outcome.commit.ok()) outcome.commit = Run(commit_);
   if (!outcome.commit.ok() && !sqlite3_get_autocommit(db_)) (void)Run(rollback_);
-  outcome.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return outcome;
 }
 

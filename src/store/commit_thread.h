@@ -1,7 +1,8 @@
 // The store thread: once started, the only user of the SQLite connection. It takes the batches
 // queued by Submit() — everything queued since its last commit began — and runs them as one
-// transaction (BEGIN IMMEDIATE, each batch inside a savepoint, COMMIT with SQLite's own fsync,
-// synchronous=FULL). A commit starts as soon as the previous one is durable, so an idle store
+// transaction (BEGIN IMMEDIATE … COMMIT with SQLite's own fsync, synchronous=FULL; when a write
+// fails on its own, the transaction is run again with each batch in a savepoint, so that only
+// that batch fails). A commit starts as soon as the previous one is durable, so an idle store
 // commits a lone write at once and a busy one lets batches grow to the time an fsync takes (the
 // writer queue of LevelDB, PostgreSQL's group commit). The outcome of each transaction is handed
 // to `on_done` on the store thread.
@@ -64,6 +65,8 @@ class CommitThread {
  private:
   void Loop();
   CommitOutcome Commit(std::vector<WriteBatch>& batches);
+  // One transaction over `batches`; with `savepoints`, a batch whose write fails is undone alone.
+  CommitOutcome Attempt(std::vector<WriteBatch>& batches, bool savepoints, bool* a_write_failed);
   Status Run(Statement& statement);  // UNAVAILABLE with SQLite's message when it fails
 
   sqlite3* db_;

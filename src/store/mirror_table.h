@@ -12,9 +12,10 @@
 
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <utility>
 
 namespace oxide::store {
@@ -22,10 +23,9 @@ namespace oxide::store {
 template <typename Key, typename Row>
 class MirrorTable {
  public:
-  // Called with the row before and after every change of a key (indexes follow it).
-  using ChangeHook = std::function<void(const Key&, const Row* before, const Row* after)>;
-
-  explicit MirrorTable(ChangeHook on_change = nullptr) : on_change_(std::move(on_change)) {}
+  // `unique`: a second unique column of the table (rows where it is empty are not indexed). As
+  // SQL's INSERT OR REPLACE does, a write of a value another row holds removes that other row.
+  explicit MirrorTable(std::string Row::*unique = nullptr) : unique_(unique) {}
 
   // Start-up only: fills the copy with a row read from the database.
   void Load(const Key& key, Row row) { Apply(key, std::optional<Row>(std::move(row))); }
@@ -34,10 +34,21 @@ class MirrorTable {
     auto it = rows_.find(key);
     return it == rows_.end() ? nullptr : &it->second;
   }
+  // The row whose unique column is `value`.
+  const Row* FindUnique(const std::string& value) const {
+    auto it = value.empty() ? by_unique_.end() : by_unique_.find(value);
+    return it == by_unique_.end() ? nullptr : Find(it->second);
+  }
   const std::map<Key, Row>& rows() const { return rows_; }
 
   // Sets (or, with nullopt, removes) `key` as a write of batch `batch`.
   void Write(uint64_t batch, const Key& key, std::optional<Row> row) {
+    if (unique_ != nullptr && row && !((*row).*unique_).empty()) {
+      auto holder = by_unique_.find((*row).*unique_);
+      if (holder != by_unique_.end() && holder->second != key) {
+        Write(batch, Key(holder->second), std::nullopt);
+      }
+    }
     std::deque<Pending>& chain = pending_[key];
     if (chain.empty() || chain.back().batch != batch) {
       const Row* current = Find(key);
@@ -75,15 +86,28 @@ class MirrorTable {
   };
 
   void Apply(const Key& key, std::optional<Row> row) {
-    std::optional<Row> old;
-    if (auto node = rows_.extract(key)) old = std::move(node.mapped());
-    const Row* after = nullptr;
-    if (row) after = &rows_.emplace(key, std::move(*row)).first->second;
-    if (on_change_) on_change_(key, old ? &*old : nullptr, after);
+    auto it = rows_.find(key);
+    if (unique_ != nullptr && it != rows_.end()) Unindex(key, it->second.*unique_);
+    if (!row) {
+      if (it != rows_.end()) rows_.erase(it);
+      return;
+    }
+    if (it == rows_.end()) {
+      it = rows_.emplace(key, std::move(*row)).first;
+    } else {
+      it->second = std::move(*row);
+    }
+    if (unique_ != nullptr && !(it->second.*unique_).empty()) by_unique_[it->second.*unique_] = key;
   }
 
-  ChangeHook on_change_;
+  void Unindex(const Key& key, const std::string& value) {
+    auto it = by_unique_.find(value);
+    if (it != by_unique_.end() && it->second == key) by_unique_.erase(it);
+  }
+
+  std::string Row::*unique_;
   std::map<Key, Row> rows_;
+  std::unordered_map<std::string, Key> by_unique_;
   std::map<Key, std::deque<Pending>> pending_;    // keys written by unfinished batches
   std::deque<std::pair<uint64_t, Key>> written_;  // (batch, key), first write of each pair
 };

@@ -13,8 +13,6 @@ constexpr const char* kColumns =
 
 SnapshotStore::SnapshotStore(StateDb* db, GroupCommit* commit)
     : commit_(commit),
-      snapshots_([this](const std::string& name, const SnapshotRow* before,
-                        const SnapshotRow* after) { OnChange(name, before, after); }),
       listener_(commit, [this](uint64_t batch, bool ok) { snapshots_.BatchDone(batch, ok); }) {
   sqlite3* h = db->handle();
   put_ = Statement(h,
@@ -37,23 +35,14 @@ SnapshotStore::SnapshotStore(StateDb* db, GroupCommit* commit)
   }
 }
 
-void SnapshotStore::OnChange(const std::string& name, const SnapshotRow* before,
-                             const SnapshotRow* after) {
-  if (before != nullptr && !before->snapshot_id.empty()) {
-    auto it = name_by_id_.find(before->snapshot_id);
-    if (it != name_by_id_.end() && it->second == name) name_by_id_.erase(it);
-  }
-  if (after != nullptr && !after->snapshot_id.empty()) name_by_id_[after->snapshot_id] = name;
-}
-
 std::optional<SnapshotRow> SnapshotStore::FindByName(const std::string& snapshot_name) const {
   const SnapshotRow* row = snapshots_.Find(snapshot_name);
   return row ? std::optional<SnapshotRow>(*row) : std::nullopt;
 }
 
 std::optional<SnapshotRow> SnapshotStore::FindById(const std::string& snapshot_id) const {
-  auto it = name_by_id_.find(snapshot_id);
-  return it == name_by_id_.end() ? std::nullopt : FindByName(it->second);
+  const SnapshotRow* row = snapshots_.FindUnique(snapshot_id);
+  return row ? std::optional<SnapshotRow>(*row) : std::nullopt;
 }
 
 std::vector<SnapshotRow> SnapshotStore::Creating() const {
@@ -77,12 +66,6 @@ void SnapshotStore::Put(const SnapshotRow& row) {
         .Bind(9, now)
         .Run(db);
   });
-  // As the replace does in the table: another row holding this snapshot id goes.
-  if (auto other = name_by_id_.find(row.snapshot_id); !row.snapshot_id.empty() &&
-                                                      other != name_by_id_.end() &&
-                                                      other->second != row.snapshot_name) {
-    snapshots_.Write(batch, std::string(other->second), std::nullopt);
-  }
   snapshots_.Write(batch, row.snapshot_name, row);
 }
 

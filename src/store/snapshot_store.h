@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "store/group_commit.h"
@@ -42,11 +41,8 @@ class SnapshotStore {
   std::vector<SnapshotRow> Creating() const;
 
  private:
-  void OnChange(const std::string& name, const SnapshotRow* before, const SnapshotRow* after);
-
   GroupCommit* commit_;
-  MirrorTable<std::string, SnapshotRow> snapshots_;
-  std::unordered_map<std::string, std::string> name_by_id_;
+  MirrorTable<std::string, SnapshotRow> snapshots_{&SnapshotRow::snapshot_id};
   Statement put_, remove_;  // prepared at start; used by the store thread only afterwards
   BatchListener listener_;  // last: commits what is pending before the statements go
 };

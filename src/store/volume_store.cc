@@ -20,10 +20,7 @@ int64_t NowMs() {
 }
 
 VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit)
-    : commit_(commit),
-      volumes_([this](const std::string& disk_name, const VolumeRow* before,
-                      const VolumeRow* after) { OnVolumeChange(disk_name, before, after); }),
-      listener_(commit, [this](uint64_t batch, bool ok) {
+    : commit_(commit), listener_(commit, [this](uint64_t batch, bool ok) {
         volumes_.BatchDone(batch, ok);
         unfinished_.BatchDone(batch, ok);
       }) {
@@ -80,23 +77,14 @@ void VolumeStore::Load(sqlite3* db) {
   if (last.Step() == SQLITE_ROW) next_operation_id_ = last.ColumnInt(0) + 1;
 }
 
-void VolumeStore::OnVolumeChange(const std::string& disk_name, const VolumeRow* before,
-                                 const VolumeRow* after) {
-  if (before != nullptr && !before->volume_id.empty()) {
-    auto it = disk_name_by_id_.find(before->volume_id);
-    if (it != disk_name_by_id_.end() && it->second == disk_name) disk_name_by_id_.erase(it);
-  }
-  if (after != nullptr && !after->volume_id.empty()) disk_name_by_id_[after->volume_id] = disk_name;
-}
-
 std::optional<VolumeRow> VolumeStore::FindByDiskName(const std::string& disk_name) const {
   const VolumeRow* row = volumes_.Find(disk_name);
   return row ? std::optional<VolumeRow>(*row) : std::nullopt;
 }
 
 std::optional<VolumeRow> VolumeStore::FindByVolumeId(const std::string& volume_id) const {
-  auto it = disk_name_by_id_.find(volume_id);
-  return it == disk_name_by_id_.end() ? std::nullopt : FindByDiskName(it->second);
+  const VolumeRow* row = volumes_.FindUnique(volume_id);
+  return row ? std::optional<VolumeRow>(*row) : std::nullopt;
 }
 
 std::vector<VolumeRow> VolumeStore::AllVolumes() const {
@@ -125,11 +113,6 @@ void VolumeStore::Put(const VolumeRow& row) {
     }
     return Status::Ok();
   });
-  // As the replace does in the table: another row holding this volume id goes.
-  if (auto other = disk_name_by_id_.find(row.volume_id);
-      !row.volume_id.empty() && other != disk_name_by_id_.end() && other->second != row.disk_name) {
-    volumes_.Write(batch, std::string(other->second), std::nullopt);
-  }
   volumes_.Write(batch, row.disk_name, row);
 }
 

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "store/group_commit.h"
@@ -61,12 +60,9 @@ class VolumeStore {
 
  private:
   void Load(sqlite3* db);
-  void OnVolumeChange(const std::string& disk_name, const VolumeRow* before,
-                      const VolumeRow* after);
 
   GroupCommit* commit_;
-  MirrorTable<std::string, VolumeRow> volumes_;
-  std::unordered_map<std::string, std::string> disk_name_by_id_;
+  MirrorTable<std::string, VolumeRow> volumes_{&VolumeRow::volume_id};
   MirrorTable<int64_t, OperationRow> unfinished_;
   int64_t next_operation_id_ = 1;
   // Prepared at start; used by the store thread only afterwards.

@@ -1,5 +1,5 @@
 // The loop's in-memory copy of a table: writes show at once; a failed batch's writes are undone
-// without touching what later batches wrote; the change hook sees every change (indexes).
+// without touching what later batches wrote; the unique column's index follows every change.
 #include "store/mirror_table.h"
 
 #include <gtest/gtest.h>
@@ -70,16 +70,35 @@ TEST(MirrorTable, ALaterBatchThatCommitsKeepsItsWriteAfterAnEarlierFailure) {
   EXPECT_EQ(ValueOf(table, "k"), "(none)");
 }
 
-TEST(MirrorTable, TheChangeHookSeesEveryChangeIncludingUndos) {
-  std::vector<std::string> changes;
-  Table table([&](const std::string& key, const std::string* before, const std::string* after) {
-    changes.push_back(key + ":" + (before ? *before : "-") + ">" + (after ? *after : "-"));
-  });
-  table.Load("k", "a");
-  table.Write(1, "k", "b");
-  table.Write(1, "k", std::nullopt);
+struct Volume {
+  std::string id;  // unique when not empty, like volumes.volume_id
+  std::string state;
+};
+
+TEST(MirrorTable, TheUniqueColumnIsIndexedAndAWriteOfAHeldValueReplacesItsHolder) {
+  MirrorTable<std::string, Volume> table(&Volume::id);
+  table.Load("disk-a", {.id = "id-1", .state = "CREATED"});
+  table.Write(1, "disk-b", Volume{.id = "", .state = "CREATING"});  // no id yet: not indexed
+  ASSERT_NE(table.FindUnique("id-1"), nullptr);
+  EXPECT_EQ(table.FindUnique("id-1")->state, "CREATED");
+  EXPECT_EQ(table.FindUnique(""), nullptr);
+  // disk-b gets the id disk-a held: as INSERT OR REPLACE, disk-a's row goes.
+  table.Write(2, "disk-b", Volume{.id = "id-1", .state = "CREATED"});
+  EXPECT_EQ(table.Find("disk-a"), nullptr);
+  EXPECT_EQ(table.FindUnique("id-1")->state, "CREATED");
+  EXPECT_EQ(table.rows().size(), 1u);
+  // Both batches fail: disk-a is back with its id, disk-b is gone.
   table.BatchDone(1, false);
-  EXPECT_EQ(changes, (std::vector<std::string>{"k:->a", "k:a>b", "k:b>-", "k:->a"}));
+  table.BatchDone(2, false);
+  ASSERT_NE(table.Find("disk-a"), nullptr);
+  EXPECT_EQ(table.Find("disk-b"), nullptr);
+  ASSERT_NE(table.FindUnique("id-1"), nullptr);
+  EXPECT_EQ(table.FindUnique("id-1"), table.Find("disk-a"));
+  // A new id for a row drops the old one from the index.
+  table.Write(3, "disk-a", Volume{.id = "id-2", .state = "CREATED"});
+  table.BatchDone(3, true);
+  EXPECT_EQ(table.FindUnique("id-1"), nullptr);
+  EXPECT_EQ(table.FindUnique("id-2"), table.Find("disk-a"));
 }
 
 }  // namespace
