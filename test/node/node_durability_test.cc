@@ -66,6 +66,24 @@ class NodeDurabilityTest : public ::testing::Test {
     for (int i = 0; i < count; ++i)
       uv_run(loop_.uv(), UV_RUN_NOWAIT);
   }
+  // A publication row of `volume_id` as NodePublishVolume leaves it, at a target directory that
+  // holds no mount (nothing to unmount), committed; then the node service starts. Returns the
+  // target.
+  std::string PublishedVolumeAndNodeService(const std::string& volume_id) {
+    const std::string target = dir_.File("pods/" + volume_id + "/volume");
+    std::filesystem::create_directories(target);
+    {
+      store::NodeVolumeStore rows(db_.get(), commit_.get());
+      rows.PutPublication({.target_path = target,
+                           .volume_id = volume_id,
+                           .state = store::kPublished,
+                           .staging_path = dir_.File("staging/" + volume_id),
+                           .capability = "mount:ext4",
+                           .readonly = false});
+    }
+    node_ = std::make_unique<NodeService>(settings_, &loop_, db_.get(), 12, commit_.get());
+    return target;
+  }
   std::string PublicationState(const std::string& target) {
     commit_->Flush();
     store::Statement read(db_->handle(),
@@ -83,20 +101,8 @@ class NodeDurabilityTest : public ::testing::Test {
 };
 
 TEST_F(NodeDurabilityTest, UnpublishRecordsItsIntentBeforeActingAndAnswersOnlyOnceItsRowIsGone) {
-  const std::string target = dir_.File("pods/p1/volume");
-  ASSERT_TRUE(std::filesystem::create_directories(target));
-  {
-    // As a NodePublishVolume left it (the mount itself is gone: nothing to unmount).
-    store::NodeVolumeStore rows(db_.get(), commit_.get());
-    rows.PutPublication({.target_path = target,
-                         .volume_id = "vol-1",
-                         .state = store::kPublished,
-                         .staging_path = dir_.File("staging/vol-1"),
-                         .capability = "mount:ext4",
-                         .readonly = false});
-  }
+  const std::string target = PublishedVolumeAndNodeService("vol-1");
   ASSERT_EQ(PublicationState(target), store::kPublished);
-  node_ = std::make_unique<NodeService>(settings_, &loop_, db_.get(), 12, commit_.get());
 
   FaultyVfs::HoldSyncs();
   RecordingSink<csi::v1::NodeUnpublishVolumeResponse> sink;
@@ -129,18 +135,7 @@ TEST_F(NodeDurabilityTest, UnpublishRecordsItsIntentBeforeActingAndAnswersOnlyOn
 }
 
 TEST_F(NodeDurabilityTest, AFailedCommitOfTheIntentAnswersUnavailableAndLeavesTheTargetAlone) {
-  const std::string target = dir_.File("pods/p2/volume");
-  ASSERT_TRUE(std::filesystem::create_directories(target));
-  {
-    store::NodeVolumeStore rows(db_.get(), commit_.get());
-    rows.PutPublication({.target_path = target,
-                         .volume_id = "vol-2",
-                         .state = store::kPublished,
-                         .staging_path = dir_.File("staging/vol-2"),
-                         .capability = "mount:ext4",
-                         .readonly = false});
-  }
-  node_ = std::make_unique<NodeService>(settings_, &loop_, db_.get(), 12, commit_.get());
+  const std::string target = PublishedVolumeAndNodeService("vol-2");
 
   FaultyVfs::FailWrites(true);
   RecordingSink<csi::v1::NodeUnpublishVolumeResponse> sink;
