@@ -278,6 +278,8 @@ class Killer {
   void Loop() {
     std::uniform_int_distribution<int> pause_ms(300, 1000);
     while (!stop_) {
+      // The pause is the fault schedule itself (a kill at a random moment), not a wait for an
+      // event; it is slept in 10 ms steps so that Stop() ends it promptly.
       auto wake = Clock::now() + milliseconds(pause_ms(rng_));
       while (!stop_ && Clock::now() < wake)
         std::this_thread::sleep_for(milliseconds(10));
