@@ -119,7 +119,7 @@ void PrintMatrixTable(const std::vector<CellResult>& cells) {
   TextTable table({"C", "L ms", "N", "wall s", "ideal s", "wall/ideal", "RPCs/s",
                    "Create p50/p99 ms", "Publish p50/p99 ms", "Unpublish p50/p99 ms",
                    "Delete p50/p99 ms", "CPU µs/RPC", "commits/s", "calls/commit", "writes/commit",
-                   "longest turn ms"});
+                   "longest turn ms wall/CPU", "turns > 1 ms wall/CPU"});
   for (const CellResult& cell : cells) {
     const ExitSummary& exit = cell.exit;
     const bool commits = exit.commits && *exit.commits > 0;
@@ -139,7 +139,8 @@ void PrintMatrixTable(const std::vector<CellResult>& cells) {
     row.push_back(exit.commits ? Fixed(*exit.commits / cell.wall_s, 0) : kNotLogged);
     row.push_back(commits && exit.calls ? Fixed(*exit.calls / *exit.commits, 2) : kNotLogged);
     row.push_back(commits && exit.writes ? Fixed(*exit.writes / *exit.commits, 2) : kNotLogged);
-    row.push_back(FixedOr(exit.longest_turn_ms, 1));
+    row.push_back(FixedOr(exit.longest_turn_ms, 2) + "/" + FixedOr(exit.longest_turn_cpu_ms, 2));
+    row.push_back(FixedOr(exit.turns_over_1ms, 0) + "/" + FixedOr(exit.turns_over_1ms_cpu, 0));
     table.Add(std::move(row));
   }
   std::printf(
@@ -149,8 +150,9 @@ void PrintMatrixTable(const std::vector<CellResult>& cells) {
   std::printf(
       "(ideal: the larger of N*R*L/min(C,%d) and N*(R*L)/C, R = Oxide requests per volume; CPU: "
       "the plugin's utime+stime over the run per RPC answered OK; commits: from the plugin's "
-      "\"state database commits\" record at exit, over the cell's wall time; longest turn: the "
-      "plugin's \"event loop turns\" record, whole process life)\n",
+      "\"state database commits\" record at exit, over the cell's wall time; turns: the plugin's "
+      "\"event loop turns\" record, whole process life; wall = the loop thread busy, including "
+      "time the kernel gave other threads; CPU = the loop thread's own CPU time in the turn)\n",
       kConnectionCap);
 }
 

@@ -94,7 +94,11 @@ ExitSummary ReadExitSummary(const std::string& log_text) {
   for (std::string line; std::getline(log, line);) {
     if (IsRecord(line, "event loop turns")) {
       summary.loop_record = line;
-      summary.longest_turn_ms = Number(RecordFields(line), "longest_ms");
+      auto fields = RecordFields(line);
+      summary.longest_turn_ms = Number(fields, "longest_ms");
+      summary.longest_turn_cpu_ms = Number(fields, "longest_cpu_ms");
+      summary.turns_over_1ms = Number(fields, "over_1ms");
+      summary.turns_over_1ms_cpu = Number(fields, "over_1ms_cpu");
     } else if (IsRecord(line, "state database commits")) {
       summary.commit_record = line;
       auto fields = RecordFields(line);

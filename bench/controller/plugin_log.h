@@ -33,8 +33,10 @@ bool IsRecord(const std::string& line, const std::string& message);
 
 // What a plugin process logged at exit.
 struct ExitSummary {
-  std::string loop_record;                 // the "event loop turns" record; "" when absent
-  std::optional<double> longest_turn_ms;   // its longest_ms
+  std::string loop_record;                    // the "event loop turns" record; "" when absent
+  std::optional<double> longest_turn_ms;      // its longest_ms (wall time, the loop thread busy)
+  std::optional<double> longest_turn_cpu_ms;  // its longest_cpu_ms (the loop thread's CPU time)
+  std::optional<double> turns_over_1ms, turns_over_1ms_cpu;  // its over_1ms, over_1ms_cpu
   std::vector<std::string> loop_warnings;  // "... kept the loop thread busy" records
   // The "state database commits" record (absent from plugins that do not log it).
   std::string commit_record;

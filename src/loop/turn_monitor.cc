@@ -1,6 +1,7 @@
 #include "loop/turn_monitor.h"
 
 #include <signal.h>
+#include <time.h>
 
 #include <algorithm>
 #include <limits>
@@ -11,6 +12,12 @@ namespace oxide {
 namespace {
 
 constexpr uint64_t kWarningEveryMs = 60'000;
+
+uint64_t ThreadCpuNs() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
+}
 
 }  // namespace
 
@@ -83,6 +90,8 @@ void TurnMonitor::Stop() {
              {"busy_ms", log::Millis(s.busy)},
              {"longest_ms", log::Millis(s.longest)},
              {"over_1ms", std::to_string(s.over_1ms)},
+             {"longest_cpu_ms", log::Millis(s.longest_cpu)},
+             {"over_1ms_cpu", std::to_string(s.over_1ms_cpu)},
              {"p99_at_most_us", s.turns == 0 || s.p99_at_most_us() != UINT64_MAX
                                     ? std::to_string(s.p99_at_most_us())
                                     : "over " + std::to_string(kBucketBoundsUs.back())},
@@ -95,24 +104,29 @@ void TurnMonitor::OnPrepare(uv_prepare_t* handle) {
   auto* self = static_cast<TurnMonitor*>(handle->data);
   const uint64_t now = uv_hrtime();
   const uint64_t idle = uv_metrics_idle_time(self->loop_);
+  const uint64_t cpu = ThreadCpuNs();
   if (self->signalled_) {
     ++self->summary_.unmeasured;
   } else if (self->has_last_) {
     const uint64_t elapsed = now - self->last_now_ns_;
     const uint64_t waited = std::min(idle - self->last_idle_ns_, elapsed);
-    self->Record(std::chrono::nanoseconds(elapsed - waited));
+    self->Record(std::chrono::nanoseconds(elapsed - waited),
+                 std::chrono::nanoseconds(cpu - self->last_cpu_ns_));
   }
   self->signalled_ = false;
   self->has_last_ = true;
   self->last_now_ns_ = now;
   self->last_idle_ns_ = idle;
+  self->last_cpu_ns_ = cpu;
 }
 
-void TurnMonitor::Record(std::chrono::nanoseconds busy) {
+void TurnMonitor::Record(std::chrono::nanoseconds busy, std::chrono::nanoseconds cpu) {
   Summary& s = summary_;
   ++s.turns;
   s.busy += busy;
   s.longest = std::max(s.longest, busy);
+  s.longest_cpu = std::max(s.longest_cpu, cpu);
+  if (cpu > std::chrono::milliseconds(1)) ++s.over_1ms_cpu;
   const auto us =
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(busy).count());
   if (us > 1000) ++s.over_1ms;

@@ -4,7 +4,9 @@
 // (turns, histogram, longest) when it stops. A signal that interrupts the wait makes libuv lose
 // that wait from its idle time (seen with libuv 1.44), so a turn with a signal is counted apart,
 // unmeasured: SIGCHLD (uv_spawn's children) is watched here, other signals the owner handles are
-// reported with SignalArrived(). Loop thread only.
+// reported with SignalArrived(). Each turn's CPU time (the loop thread's own clock) is kept too:
+// on a busy machine a turn's wall time includes the time the kernel ran other threads, and only
+// the CPU time says how much work the turn itself held the loop for. Loop thread only.
 #pragma once
 
 #include <uv.h>
@@ -29,6 +31,8 @@ class TurnMonitor {
     uint64_t over_1ms = 0;
     std::chrono::nanoseconds busy{0};
     std::chrono::nanoseconds longest{0};
+    std::chrono::nanoseconds longest_cpu{0};  // the most CPU time one turn used
+    uint64_t over_1ms_cpu = 0;
     std::array<uint64_t, kBuckets> histogram{};
     // The bucket bound below which 99 % of the turns ended (µs); 0 without turns, UINT64_MAX
     // when the last, open bucket holds it.
@@ -52,7 +56,7 @@ class TurnMonitor {
 
  private:
   static void OnPrepare(uv_prepare_t* handle);
-  void Record(std::chrono::nanoseconds busy);
+  void Record(std::chrono::nanoseconds busy, std::chrono::nanoseconds cpu);
 
   uv_loop_t* loop_;
   std::chrono::milliseconds warn_after_;
@@ -65,6 +69,7 @@ class TurnMonitor {
   bool has_last_ = false;
   uint64_t last_now_ns_ = 0;
   uint64_t last_idle_ns_ = 0;
+  uint64_t last_cpu_ns_ = 0;
   uint64_t last_warning_ms_ = 0;
   bool warned_ = false;
   uint64_t stalls_since_warning_ = 0;

@@ -82,9 +82,15 @@ class GroupCommitTest : public ::testing::Test {
 
 TEST_F(GroupCommitTest, ALoneWriteCommitsAtTheEndOfItsTurnWithoutWaitingForMore) {
   const uint64_t before = commit_->stats().commits;
+  FaultyVfs::HoldSyncs();
   std::optional<Status> durable;
   PutAndWait("alone", &durable);
-  EXPECT_FALSE(durable.has_value()) << "no answer before the commit";
+  Turn();  // the one turn the write was made in, and no other
+  // The store thread reaches the commit's fsync with no further loop turn and no timer: the
+  // write was handed over when its turn ended.
+  FaultyVfs::WaitForHeldSyncs(1);
+  EXPECT_FALSE(durable.has_value()) << "no answer before the commit is durable";
+  FaultyVfs::ReleaseSyncs();
   RunUntil([&] { return durable.has_value(); });
   EXPECT_TRUE(durable->ok());
   EXPECT_EQ(commit_->stats().commits - before, 1u);
@@ -216,6 +222,7 @@ TEST_F(GroupCommitTest, ACallbackWithoutWritesWaitsForTheCommitStillRunning) {
 }
 
 TEST_F(GroupCommitTest, WritesMadeByACallbackGoIntoALaterCommit) {
+  const uint64_t before = commit_->stats().commits;
   std::optional<Status> second;
   bool first_ran = false;
   store_->Put(Row("a"));
@@ -228,7 +235,12 @@ TEST_F(GroupCommitTest, WritesMadeByACallbackGoIntoALaterCommit) {
   RunUntil([&] { return second.has_value(); });
   EXPECT_TRUE(first_ran);
   EXPECT_TRUE(second->ok());
+  EXPECT_EQ(commit_->stats().commits - before, 2u) << "\"b\" was written after \"a\" was durable";
   EXPECT_EQ(store_->AllVolumes().size(), 3u);
+  commit_->Flush();
+  Statement count(db_->handle(), "SELECT count(*) FROM volumes WHERE disk_name IN ('a', 'b')");
+  ASSERT_EQ(count.Step(), SQLITE_ROW);
+  EXPECT_EQ(count.ColumnInt(0), 2);
 }
 
 TEST_F(GroupCommitTest, HealthReportsACommitThatHangs) {

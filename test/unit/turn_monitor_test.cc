@@ -1,11 +1,12 @@
 // The loop's turn monitor on a real libuv loop: time spent waiting for I/O is not counted as
-// busy, a turn that blocks the loop is measured and warned about (once a minute), and the
-// summary's histogram and p99 bound add up.
+// busy, a turn that blocks the loop is measured and warned about (once a minute), its CPU time
+// is told apart from time off the CPU, and the summary's histogram and p99 bound add up.
 #include "loop/turn_monitor.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -63,9 +64,15 @@ class TurnMonitorTest : public ::testing::Test {
       lines.push_back(line);
     return lines;
   }
+  static std::chrono::nanoseconds ThreadCpu() {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+  }
+  // Keeps the thread on the CPU for `duration` of its own CPU time (and at least as long).
   static void BusyFor(std::chrono::milliseconds duration) {
-    const auto until = std::chrono::steady_clock::now() + duration;
-    while (std::chrono::steady_clock::now() < until) {
+    const auto until = ThreadCpu() + duration;
+    while (ThreadCpu() < until) {
     }
   }
 
@@ -111,6 +118,8 @@ TEST_F(TurnMonitorTest, ATurnThatBlocksTheLoopIsMeasuredAndWarnedAboutOnceAMinut
   const TurnMonitor::Summary& summary = monitor.summary();
   EXPECT_GE(summary.longest, 60ms);
   EXPECT_LT(summary.longest, 1000ms);
+  EXPECT_GE(summary.longest_cpu, 60ms);
+  EXPECT_GE(summary.over_1ms_cpu, 2u);
   EXPECT_GE(summary.busy, 90ms);
   EXPECT_GE(summary.over_1ms, 2u);
   EXPECT_GE(summary.histogram.back(), 1u) << summary.HistogramText();  // > 50 ms
@@ -124,10 +133,21 @@ TEST_F(TurnMonitorTest, ATurnThatBlocksTheLoopIsMeasuredAndWarnedAboutOnceAMinut
       ++summaries;
       EXPECT_NE(line.find("turns=" + std::to_string(summary.turns)), std::string::npos) << line;
       EXPECT_NE(line.find("histogram="), std::string::npos) << line;
+      EXPECT_NE(line.find("longest_cpu_ms="), std::string::npos) << line;
     }
   }
   EXPECT_EQ(warnings, 1) << "the second stall, within the minute, is only counted";
   EXPECT_EQ(summaries, 1);
+}
+
+// A turn whose thread is off the CPU (here: asleep; under load: preempted by other threads) is
+// long in wall time but not in CPU time.
+TEST_F(TurnMonitorTest, TimeOffTheCpuCountsInWallTimeButNotInCpuTime) {
+  TurnMonitor monitor(&loop_);
+  RunSteps(monitor, 10ms, {[] {}, [] { usleep(60'000); }, [] {}});
+  const TurnMonitor::Summary& summary = monitor.summary();
+  EXPECT_GE(summary.longest, 60ms);
+  EXPECT_LT(summary.longest_cpu, 30ms);
 }
 
 TEST(TurnMonitorSummary, HistogramTextAndP99Bound) {
