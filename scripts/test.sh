@@ -2,8 +2,8 @@
 # THE TEST COMMAND: installs what is missing, builds, and runs every test:
 #   0. the layout of every C++ source against .clang-format;
 #   1. the normal build, all tests (unit, integration through the real binaries, simulator,
-#      deployment checks);
-#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build, all C++ tests again;
+#      deployment checks), and the public CSI conformance suite (csi-sanity, two passes);
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build, all C++ tests and csi-sanity again;
 #   3. a ThreadSanitizer build, the tests where threads meet (loop handoff, gRPC pump, shutdown).
 # Needs root for apt-get and for the tests that use loop devices and mounts.
 set -euo pipefail
@@ -24,11 +24,21 @@ scripts/build.sh build
 step "all tests (normal build)"
 ctest --test-dir build -j"$jobs" --output-on-failure
 
+step "csi-sanity, the public CSI conformance suite (plugin --mode=all, simulator with --hotplug)"
+test/conformance/csi-sanity.sh build
+step "csi-sanity without --hotplug (the real Oxide rule: attach only to a stopped instance)"
+test/conformance/csi-sanity.sh build --no-hotplug
+
 step "ASan + UBSan build"
 scripts/build.sh build-asan -DOXIDE_CSI_SANITIZE=ON -DOXIDE_CSI_BUILD_BENCH=OFF
 step "C++ tests under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -j"$jobs" --output-on-failure -LE deploy
+step "csi-sanity against the ASan + UBSan plugin (both passes)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  test/conformance/csi-sanity.sh build-asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  test/conformance/csi-sanity.sh build-asan --no-hotplug
 
 step "TSan build of the plugin (its loop, gRPC pump, store and shutdown threads meet in it)"
 cmake -S . -B build-tsan -G "Unix Makefiles" -DOXIDE_CSI_TSAN=ON -DOXIDE_CSI_BUILD_BENCH=OFF >/dev/null

@@ -467,7 +467,11 @@ void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
                                      rpc::Reply<csi::v1::NodeGetVolumeStatsResponse> reply) {
   const std::string& volume_id = request.volume_id();
   const std::string& path = request.volume_path();
-  if (!Check(reply, {RequireVolumeId(volume_id), node::CheckVolumePath("volume_path", path)})) {
+  // The spec's order: a volume not known at that path is NOT_FOUND whatever the path looks like
+  // (the lookups are in memory; no path is touched before it is known and checked).
+  if (!Check(reply, {RequireVolumeId(volume_id), path.empty()
+                                                     ? InvalidArgument("volume_path is required")
+                                                     : Status::Ok()})) {
     return;
   }
   std::optional<StagingRow> staging = store_.GetStaging(volume_id);
@@ -480,6 +484,7 @@ void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
     reply.Fail(NotFound("volume " + volume_id + " is neither published nor staged at " + path));
     return;
   }
+  if (!Check(reply, {node::CheckVolumePath("volume_path", path)})) return;
   bool block = staging->block;
   bool expect_mount = published || !block;
   bool readonly = published && publication->readonly;
