@@ -120,7 +120,7 @@ void OxideClient::Call(HttpRequest request, std::string what, Parser<T> parse, D
   Send(std::move(request), what,
        [this, what, parse, done = std::move(done)](HttpResponse response) {
          Status status = StatusFromResponse(what, response);
-         if (!status.ok()) return done(Scrub(std::move(status)));
+         if (!status.ok()) return done(ExplainMissingProject(Scrub(std::move(status))));
          StatusOr<T> parsed = parse(what, response);
          if (!parsed.ok()) return done(Scrub(parsed.status()));
          done(std::move(parsed));
@@ -129,7 +129,7 @@ void OxideClient::Call(HttpRequest request, std::string what, Parser<T> parse, D
 
 void OxideClient::CallNoBody(HttpRequest request, std::string what, DoneStatus done) {
   Send(std::move(request), what, [this, what, done = std::move(done)](HttpResponse response) {
-    done(Scrub(StatusFromResponse(what, response)));
+    done(ExplainMissingProject(Scrub(StatusFromResponse(what, response))));
   });
 }
 
@@ -152,6 +152,20 @@ Done<T> OxideClient::OnlyInProject(const char* kind, Done<T> done) {
   };
 }
 
+Status OxideClient::ExplainMissingProject(Status status) const {
+  if (status.code() != StatusCode::kNotFound) return status;
+  const std::string& m = status.message();
+  if (m.find("project with name " + Quoted(project_)) == std::string::npos &&
+      m.find("project with id " + Quoted(project_)) == std::string::npos) {
+    return status;
+  }
+  return FailedPrecondition("project " + Quoted(project_) +
+                            " (--oxide-project, OXIDE_PROJECT) does not exist in Oxide, or the API "
+                            "token's user cannot see it; create the project, grant the user "
+                            "access, or fix the setting: " +
+                            m);
+}
+
 void OxideClient::ResolveProjectId(Done<std::string> done) {
   project_id_waiters_.push_back(std::move(done));
   if (project_id_waiters_.size() > 1) return;  // a request is already on its way
@@ -159,9 +173,6 @@ void OxideClient::ResolveProjectId(Done<std::string> done) {
     Status error = project.status();
     if (project.ok()) {
       project_id_ = project->id;
-    } else if (error.code() == StatusCode::kNotFound) {
-      error = FailedPrecondition("project " + Quoted(project_) +
-                                 " (--oxide-project) does not exist in Oxide: " + error.message());
     }
     std::vector<Done<std::string>> waiters = std::move(project_id_waiters_);
     project_id_waiters_.clear();

@@ -86,6 +86,9 @@ class OxideClient {
   void CallNoBody(HttpRequest request, std::string what, DoneStatus done);
   void Send(HttpRequest request, const std::string& what, HttpCallback done);
   Status Scrub(Status status) const;
+  // Oxide's 404 for the configured project itself (it does not exist, or the token's user cannot
+  // see it) is a setting to fix, not a missing object: FAILED_PRECONDITION naming the setting.
+  Status ExplainMissingProject(Status status) const;
   std::string PageQuery(const PageRequest& page) const;
   // Wraps `done` so that an object found by id reaches it only when it is in the project.
   template <typename T>

@@ -21,9 +21,8 @@ void OxideCredentialsCheck::Check() {
     if (!*alive) return;
     StatusCode code = user.status().code();
     if (user.ok()) {
-      if (!health_.ok() || warned_unreachable_) log::Info("Oxide accepts the API token again");
-      health_ = Status::Ok();
-      warned_unreachable_ = false;
+      CheckProject();
+      return;
     } else if (code == StatusCode::kUnauthenticated || code == StatusCode::kPermissionDenied) {
       if (health_.ok())
         log::Error("Oxide rejects the API token", {{"error", user.status().message()}});
@@ -32,6 +31,26 @@ void OxideCredentialsCheck::Check() {
       log::Warn("cannot reach the Oxide API to check the token",
                 {{"error", user.status().message()}});
       warned_unreachable_ = true;
+    }
+    delayed_.RunAfter(period_, [this] { Check(); });
+  });
+}
+
+// The token works; the project must exist and be visible to the token's user too.
+void OxideCredentialsCheck::CheckProject() {
+  oxide_->GetProject(oxide_->project(), [this, alive = alive_](StatusOr<backend::Project> project) {
+    if (!*alive) return;
+    if (project.ok() || project.status().code() != StatusCode::kFailedPrecondition) {
+      if (!health_.ok() || warned_unreachable_) log::Info("Oxide accepts the API token and the project again");
+      health_ = Status::Ok();
+      warned_unreachable_ = false;
+      if (!project.ok()) {
+        log::Warn("cannot check the Oxide project", {{"error", project.status().message()}});
+      }
+    } else {
+      if (health_.ok())
+        log::Error("the Oxide project is missing", {{"error", project.status().message()}});
+      health_ = project.status();
     }
     delayed_.RunAfter(period_, [this] { Check(); });
   });

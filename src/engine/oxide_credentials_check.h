@@ -1,5 +1,6 @@
-// Readiness of the controller's Oxide credentials: asks Oxide who the token belongs to at start
-// and every minute. Probe reports not ready while Oxide rejects the token (401/403), which no
+// Readiness of the controller's Oxide credentials: asks Oxide who the token belongs to, and then
+// for the configured project, at start and every minute. Probe reports not ready while Oxide
+// rejects the token (401/403) or the project does not exist for the token's user, which no
 // restart can fix; an unreachable Oxide is logged but keeps the plugin ready, because every call
 // then fails with UNAVAILABLE on its own. Loop thread only.
 #pragma once
@@ -23,6 +24,7 @@ class OxideCredentialsCheck {
 
  private:
   void Check();
+  void CheckProject();
 
   backend::OxideClient* oxide_;
   std::chrono::milliseconds period_;

@@ -90,8 +90,51 @@ TEST_F(ProjectScopeTest, AConfiguredProjectThatDoesNotExistIsAFailedPrecondition
   config.project = "no-such-project";
   Rebuild(config);
   ExpectError(GetDisk(disk).status(), StatusCode::kFailedPrecondition,
-              {"project \"no-such-project\" (--oxide-project) does not exist in Oxide",
+              {"project \"no-such-project\" (--oxide-project, OXIDE_PROJECT) does not exist in "
+               "Oxide, or the API token's user cannot see it",
                "not found: project with name \"no-such-project\""});
+}
+
+// Every call that names the project (creates, lists, lookups by name) says that the setting is
+// wrong, instead of NOT_FOUND, which a CO takes as final for the object it asked about.
+TEST_F(ProjectScopeTest, EveryCallInAMissingProjectAnswersFailedPreconditionNamingTheSetting) {
+  ClientConfig config = DefaultConfig();
+  config.project = "no-such-project";
+  Rebuild(config);
+  const std::vector<std::string> expected = {"project \"no-such-project\"", "--oxide-project",
+                                             "OXIDE_PROJECT", "(HTTP 404)"};
+  ExpectError(Await<Disk>([&](Done<Disk> done) {
+                client().CreateDisk({.name = "csi-a",
+                                     .description = "",
+                                     .size = 1ull << 30,
+                                     .block_size = 4096,
+                                     .snapshot_id = ""},
+                                    std::move(done));
+              }).status(),
+              StatusCode::kFailedPrecondition, expected);
+  ExpectError(Await<Page<Disk>>([&](Done<Page<Disk>> done) {
+                client().ListDisks(PageRequest{}, std::move(done));
+              }).status(),
+              StatusCode::kFailedPrecondition, expected);
+  ExpectError(GetDisk("csi-a").status(), StatusCode::kFailedPrecondition, expected);
+  ExpectError(Await<Page<Snapshot>>([&](Done<Page<Snapshot>> done) {
+                client().ListSnapshots(PageRequest{}, std::move(done));
+              }).status(),
+              StatusCode::kFailedPrecondition, expected);
+  ExpectError(Await<Snapshot>([&](Done<Snapshot> done) {
+                client().CreateSnapshot({.name = "snap", .description = "", .disk = "csi-a"},
+                                        std::move(done));
+              }).status(),
+              StatusCode::kFailedPrecondition, expected);
+  ExpectError(Await<Instance>([&](Done<Instance> done) {
+                client().GetInstance("node-1", std::move(done));
+              }).status(),
+              StatusCode::kFailedPrecondition, expected);
+}
+
+// A 404 for an object in an existing project stays NOT_FOUND.
+TEST_F(ProjectScopeTest, AMissingDiskInTheConfiguredProjectIsStillNotFound) {
+  EXPECT_EQ(GetDisk("no-such-disk").status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

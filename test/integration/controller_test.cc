@@ -451,6 +451,46 @@ TEST_F(WrongTokenTest, ProbeIsNotReadyWhileOxideRejectsTheTokenAndCallsSayWhy) {
   EXPECT_EQ(plugin_->Log().find("oxide-token-revoked-0000"), std::string::npos);
 }
 
+class MissingProjectTest : public ControllerTest {
+ protected:
+  void SetUp() override {
+    sim_ = std::make_unique<sim_test::SimProcess>();
+    api_ = std::make_unique<sim_test::HttpClient>(sim_->base_url());
+    setup_ = std::make_unique<PluginSetup>("controller");
+    setup_->env["OXIDE_HOST"] = sim_->base_url();
+    setup_->env["OXIDE_TOKEN"] = sim_test::SimProcess::kToken;
+    setup_->env["OXIDE_PROJECT"] = "no-such-project";
+    setup_->args.push_back("--oxide-insecure");
+    StartPlugin();
+  }
+};
+
+// The provisioner treats NOT_FOUND from CreateVolume as final (the spec keeps it for a missing
+// content source); a project that is not there is a setting to fix, and Probe says so.
+TEST_F(MissingProjectTest, CallsAndProbeAnswerFailedPreconditionNamingTheProjectAndTheSetting) {
+  const std::vector<std::string> parts = {"project \"no-such-project\"", "--oxide-project",
+                                          "OXIDE_PROJECT"};
+  for (const std::string& part : parts) {
+    ExpectCode(Create(CreateRequest("pvc-nowhere")), StatusCode::FAILED_PRECONDITION, part);
+  }
+  csi::v1::ListVolumesResponse listed;
+  ExpectCode(controller_->ListVolumes(Call().get(), {}, &listed), StatusCode::FAILED_PRECONDITION,
+             "project \"no-such-project\"");
+  csi::v1::ListSnapshotsResponse snapshots;
+  ExpectCode(controller_->ListSnapshots(Call().get(), {}, &snapshots),
+             StatusCode::FAILED_PRECONDITION, "project \"no-such-project\"");
+
+  auto identity = csi::v1::Identity::NewStub(UnixChannel(setup_->socket_path()));
+  grpc::Status probed;
+  for (int attempt = 0; attempt < 50; ++attempt) {  // the first check runs right after start
+    csi::v1::ProbeResponse response;
+    probed = identity->Probe(Call().get(), {}, &response);
+    if (!probed.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ExpectCode(probed, StatusCode::FAILED_PRECONDITION, "project \"no-such-project\"");
+}
+
 class DebugLogTest : public ControllerTest {
  protected:
   std::vector<std::string> plugin_args() const override { return {"--log-level=debug"}; }
