@@ -469,9 +469,8 @@ void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
   const std::string& path = request.volume_path();
   // The spec's order: a volume not known at that path is NOT_FOUND whatever the path looks like
   // (the lookups are in memory; no path is touched before it is known and checked).
-  if (!Check(reply, {RequireVolumeId(volume_id), path.empty()
-                                                     ? InvalidArgument("volume_path is required")
-                                                     : Status::Ok()})) {
+  if (!Check(reply, {RequireVolumeId(volume_id),
+                     path.empty() ? InvalidArgument("volume_path is required") : Status::Ok()})) {
     return;
   }
   std::optional<StagingRow> staging = store_.GetStaging(volume_id);
