@@ -41,7 +41,8 @@ void OxideCredentialsCheck::CheckProject() {
   oxide_->GetProject(oxide_->project(), [this, alive = alive_](StatusOr<backend::Project> project) {
     if (!*alive) return;
     if (project.ok() || project.status().code() != StatusCode::kFailedPrecondition) {
-      if (!health_.ok() || warned_unreachable_) log::Info("Oxide accepts the API token and the project again");
+      if (!health_.ok() || warned_unreachable_)
+        log::Info("Oxide accepts the API token and the project again");
       health_ = Status::Ok();
       warned_unreachable_ = false;
       if (!project.ok()) {
