@@ -77,7 +77,7 @@ TEST_F(NodeTest, NeverReformatsAnotherFilesystem) {
   EXPECT_TRUE(Unstage("vol-1", Path("s")).ok());
 }
 
-TEST_F(NodeTest, BadPathsAreInvalidArguments) {
+TEST_F(NodeTest, BadPathsAreInvalidArgumentsAndStatsOfAnUnknownVolumeIsNotFound) {
   AddDisk(kSerialA);
   auto capability = MountCapability();
   for (const std::string& bad :
@@ -94,8 +94,11 @@ TEST_F(NodeTest, BadPathsAreInvalidArguments) {
               grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_EQ(Unpublish("vol-1", bad).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_EQ(Unstage("vol-1", bad).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    // The spec's order for stats: an empty path is INVALID_ARGUMENT; any other path where the
+    // volume is not known is NOT_FOUND, checked before the path's syntax (as csi-sanity expects).
     csi::v1::NodeGetVolumeStatsResponse stats;
-    EXPECT_EQ(Stats("vol-1", bad, &stats).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(Stats("vol-1", bad, &stats).error_code(),
+              bad.empty() ? grpc::StatusCode::INVALID_ARGUMENT : grpc::StatusCode::NOT_FOUND);
   }
   EXPECT_TRUE(MountsUnder(Path("")).empty());
 }
