@@ -148,4 +148,11 @@ void ExpectCode(const grpc::Status& status, grpc::StatusCode code,
   }
 }
 
+grpc::Status ControllerTest::ProbeAfterLogged(const std::string& record) {
+  EXPECT_TRUE(plugin_->WaitForLog(record)) << "no \"" << record << "\" in the plugin's log";
+  auto identity = csi::v1::Identity::NewStub(UnixChannel(setup_->socket_path()));
+  csi::v1::ProbeResponse response;
+  return identity->Probe(Call().get(), {}, &response);
+}
+
 }  // namespace oxide::testing

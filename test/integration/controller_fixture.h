@@ -56,6 +56,9 @@ class ControllerTest : public ::testing::Test {
   nlohmann::json SimDisk(const std::string& id_or_name);
   int CountSimRequests(const std::string& method, const std::string& operation);
   void SetSimFaults(const nlohmann::json& rules);
+  // Waits for the plugin to log `record` (e.g. the outcome of its start-up checks), then asks
+  // Probe once.
+  grpc::Status ProbeAfterLogged(const std::string& record);
 
   std::unique_ptr<sim_test::SimProcess> sim_;
   std::unique_ptr<sim_test::HttpClient> api_;

@@ -438,15 +438,8 @@ class WrongTokenTest : public ControllerTest {
 };
 
 TEST_F(WrongTokenTest, ProbeIsNotReadyWhileOxideRejectsTheTokenAndCallsSayWhy) {
-  auto identity = csi::v1::Identity::NewStub(UnixChannel(setup_->socket_path()));
-  grpc::Status probed;
-  for (int attempt = 0; attempt < 50; ++attempt) {  // the first check runs right after start
-    csi::v1::ProbeResponse response;
-    probed = identity->Probe(Call().get(), {}, &response);
-    if (!probed.ok()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ExpectCode(probed, StatusCode::FAILED_PRECONDITION, "Oxide rejects the API token");
+  ExpectCode(ProbeAfterLogged("Oxide rejects the API token"), StatusCode::FAILED_PRECONDITION,
+             "Oxide rejects the API token");
   ExpectCode(Create(CreateRequest("pvc-token")), StatusCode::UNAUTHENTICATED, "token");
   EXPECT_EQ(plugin_->Log().find("oxide-token-revoked-0000"), std::string::npos);
 }
@@ -480,15 +473,8 @@ TEST_F(MissingProjectTest, CallsAndProbeAnswerFailedPreconditionNamingTheProject
   ExpectCode(controller_->ListSnapshots(Call().get(), {}, &snapshots),
              StatusCode::FAILED_PRECONDITION, "project \"no-such-project\"");
 
-  auto identity = csi::v1::Identity::NewStub(UnixChannel(setup_->socket_path()));
-  grpc::Status probed;
-  for (int attempt = 0; attempt < 50; ++attempt) {  // the first check runs right after start
-    csi::v1::ProbeResponse response;
-    probed = identity->Probe(Call().get(), {}, &response);
-    if (!probed.ok()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ExpectCode(probed, StatusCode::FAILED_PRECONDITION, "project \"no-such-project\"");
+  ExpectCode(ProbeAfterLogged("the Oxide project is missing"), StatusCode::FAILED_PRECONDITION,
+             "project \"no-such-project\"");
 }
 
 class DebugLogTest : public ControllerTest {

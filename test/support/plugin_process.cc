@@ -3,12 +3,16 @@
 #include <fcntl.h>
 #include <grpcpp/create_channel.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -157,6 +161,29 @@ int PluginProcess::WaitExit(std::chrono::milliseconds timeout) {
 
 std::string PluginProcess::Log() const {
   return ReadFile(log_path_);
+}
+
+bool PluginProcess::WaitForLog(const std::string& text, std::chrono::milliseconds timeout) {
+  const int watch = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (watch < 0) return false;
+  inotify_add_watch(watch, log_path_.c_str(), IN_MODIFY | IN_CLOSE_WRITE);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool found = false;
+  // Checked after the watch exists, so a write between the check and the wait is not missed.
+  while (!(found = Log().find(text) != std::string::npos) && running()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd ready{watch, POLLIN, 0};
+    // Wakes for each write to the log; at least once a second, to notice a plugin that exited.
+    if (poll(&ready, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000))) > 0) {
+      char events[4096];
+      while (read(watch, events, sizeof events) > 0) {
+      }
+    }
+  }
+  close(watch);
+  return found;
 }
 
 std::shared_ptr<grpc::Channel> UnixChannel(const std::string& socket_path) {

@@ -54,6 +54,10 @@ class PluginProcess {
   bool running();
   pid_t pid() const { return pid_; }
   std::string Log() const;
+  // Waits until the log holds `text` (woken by inotify when the log is written), or until the
+  // process exits or `timeout` passes. True when found.
+  bool WaitForLog(const std::string& text,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(15));
 
  private:
   pid_t pid_ = -1;

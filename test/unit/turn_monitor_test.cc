@@ -144,6 +144,7 @@ TEST_F(TurnMonitorTest, ATurnThatBlocksTheLoopIsMeasuredAndWarnedAboutOnceAMinut
 // long in wall time but not in CPU time.
 TEST_F(TurnMonitorTest, TimeOffTheCpuCountsInWallTimeButNotInCpuTime) {
   TurnMonitor monitor(&loop_);
+  // The sleep is the turn under measurement (60 ms off the CPU), not a wait for something.
   RunSteps(monitor, 10ms, {[] {}, [] { usleep(60'000); }, [] {}});
   const TurnMonitor::Summary& summary = monitor.summary();
   EXPECT_GE(summary.longest, 60ms);
