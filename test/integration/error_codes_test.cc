@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "guest_volume_fixture.h"
@@ -16,7 +17,7 @@ namespace {
 
 using grpc::StatusCode;
 
-class ErrorCodesTest : public GuestVolumeTest {};
+constexpr const char* kUnknownId = "5b2ad3a4-1c55-4f43-9d3e-2a4a0bd0c0de";
 
 struct Case {
   std::string what;
@@ -25,246 +26,212 @@ struct Case {
   std::string message_part;  // "" = any message
 };
 
-constexpr const char* kUnknownVolume = "5b2ad3a4-1c55-4f43-9d3e-2a4a0bd0c0de";
+class ErrorCodesTest : public GuestVolumeTest {
+ protected:
+  // A case's call: `base` changed by `edit`, sent through `method` of `stub`.
+  template <typename Stub, typename Request, typename Response>
+  std::function<grpc::Status()> Send(
+      Stub* stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+      Request base, std::type_identity_t<std::function<void(Request&)>> edit = nullptr) {
+    return [this, stub, method, base, edit] {
+      Request request = base;
+      if (edit) edit(request);
+      Response response;
+      return (stub->*method)(Call().get(), request, &response);
+    };
+  }
+};
 
 TEST_F(ErrorCodesTest, EveryRpcRefusesBadInputWithTheSpecsCode) {
-  auto node = csi::v1::Node::NewStub(UnixChannel(setup_->socket_path()));
-  csi::v1::Controller::Stub& controller = *controller_;
+  auto node_stub = csi::v1::Node::NewStub(UnixChannel(setup_->socket_path()));
+  csi::v1::Node::Stub* node = node_stub.get();
+  csi::v1::Controller::Stub* controller = controller_.get();
+  using Controller = csi::v1::Controller::Stub;
+  using Node = csi::v1::Node::Stub;
   const csi::v1::VolumeCapability mount = MountCapability();
   const std::string staging = work_.File("staging-codes");
   const std::string target = work_.File("target-codes");
 
-  auto create = [&](auto edit) {
-    return [&, edit] {
-      csi::v1::CreateVolumeRequest request = CreateRequest("pvc-codes");
-      edit(request);
-      csi::v1::CreateVolumeResponse response;
-      return controller.CreateVolume(Call().get(), request, &response);
-    };
-  };
-  std::vector<Case> cases = {
-      {"CreateVolume without a name", create([](auto& r) { r.clear_name(); }),
-       StatusCode::INVALID_ARGUMENT, "name"},
-      {"CreateVolume without capabilities", create([](auto& r) { r.clear_volume_capabilities(); }),
-       StatusCode::INVALID_ARGUMENT, "capabilit"},
+  // Requests that are complete and name objects that do not exist; each case takes one away.
+  csi::v1::CreateVolumeRequest create = CreateRequest("pvc-codes");
+  csi::v1::ControllerPublishVolumeRequest publish;
+  publish.set_volume_id(kUnknownId);
+  publish.set_node_id(node_id_);
+  *publish.mutable_volume_capability() = mount;
+  csi::v1::ControllerUnpublishVolumeRequest unpublish;
+  unpublish.set_volume_id(kUnknownId);
+  unpublish.set_node_id(node_id_);
+  csi::v1::ValidateVolumeCapabilitiesRequest validate;
+  validate.set_volume_id(kUnknownId);
+  *validate.add_volume_capabilities() = mount;
+  csi::v1::CreateSnapshotRequest snapshot;
+  snapshot.set_name("snap-codes");
+  snapshot.set_source_volume_id(kUnknownId);
+  csi::v1::DeleteSnapshotRequest delete_snapshot;
+  delete_snapshot.set_snapshot_id(kUnknownId);
+  csi::v1::NodeStageVolumeRequest stage;
+  stage.set_volume_id(kUnknownId);
+  stage.set_staging_target_path(staging);
+  *stage.mutable_volume_capability() = mount;
+  csi::v1::NodeUnstageVolumeRequest unstage;
+  unstage.set_volume_id(kUnknownId);
+  unstage.set_staging_target_path(staging);
+  csi::v1::NodePublishVolumeRequest node_publish;
+  node_publish.set_volume_id(kUnknownId);
+  node_publish.set_staging_target_path(staging);
+  node_publish.set_target_path(target);
+  *node_publish.mutable_volume_capability() = mount;
+  csi::v1::NodeUnpublishVolumeRequest node_unpublish;
+  node_unpublish.set_volume_id(kUnknownId);
+  node_unpublish.set_target_path(target);
+  csi::v1::NodeGetVolumeStatsRequest stats;
+  stats.set_volume_id(kUnknownId);
+  stats.set_volume_path(target);
+  csi::v1::ListVolumesRequest list_volumes;
+  list_volumes.set_starting_token("not-a-token");
+  csi::v1::ListSnapshotsRequest list_snapshots;
+  list_snapshots.set_starting_token("not-a-token");
+
+  const auto kInvalid = StatusCode::INVALID_ARGUMENT;
+  const std::vector<Case> cases = {
+      {"CreateVolume without a name",
+       Send<Controller>(controller, &Controller::CreateVolume, create,
+                        [](auto& r) { r.clear_name(); }),
+       kInvalid, "name"},
+      {"CreateVolume without capabilities",
+       Send<Controller>(controller, &Controller::CreateVolume, create,
+                        [](auto& r) { r.clear_volume_capabilities(); }),
+       kInvalid, "capabilit"},
       {"CreateVolume above the largest disk",
-       create([](auto& r) { r.mutable_capacity_range()->set_required_bytes(int64_t{2} << 40); }),
+       Send<Controller>(
+           controller, &Controller::CreateVolume, create,
+           [](auto& r) { r.mutable_capacity_range()->set_required_bytes(int64_t{2} << 40); }),
        StatusCode::OUT_OF_RANGE, ""},
-      {"CreateVolume from an unknown snapshot", create([](auto& r) {
-         r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(kUnknownVolume);
-       }),
+      {"CreateVolume from an unknown snapshot",
+       Send<Controller>(controller, &Controller::CreateVolume, create,
+                        [](auto& r) {
+                          r.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(
+                              kUnknownId);
+                        }),
        StatusCode::NOT_FOUND, ""},
-      {"CreateVolume from an unknown volume", create([](auto& r) {
-         r.mutable_volume_content_source()->mutable_volume()->set_volume_id(kUnknownVolume);
-       }),
+      {"CreateVolume from an unknown volume",
+       Send<Controller>(controller, &Controller::CreateVolume, create,
+                        [](auto& r) {
+                          r.mutable_volume_content_source()->mutable_volume()->set_volume_id(
+                              kUnknownId);
+                        }),
        StatusCode::NOT_FOUND, ""},
       {"DeleteVolume without an id",
-       [&] {
-         csi::v1::DeleteVolumeResponse response;
-         return controller.DeleteVolume(Call().get(), {}, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "volume_id"},
-      {"DeleteVolume of an unknown volume", [&] { return Delete(kUnknownVolume); }, StatusCode::OK,
-       ""},
-      {"ControllerPublishVolume without a volume id", [&] { return Publish("", node_id_); },
-       StatusCode::INVALID_ARGUMENT, "volume_id"},
-      {"ControllerPublishVolume without a node id", [&] { return Publish(kUnknownVolume, ""); },
-       StatusCode::INVALID_ARGUMENT, "node_id"},
+       Send<Controller>(controller, &Controller::DeleteVolume, csi::v1::DeleteVolumeRequest{}),
+       kInvalid, "volume_id"},
+      {"DeleteVolume of an unknown volume", [&] { return Delete(kUnknownId); }, StatusCode::OK, ""},
+      {"ControllerPublishVolume without a volume id",
+       Send<Controller>(controller, &Controller::ControllerPublishVolume, publish,
+                        [](auto& r) { r.clear_volume_id(); }),
+       kInvalid, "volume_id"},
+      {"ControllerPublishVolume without a node id",
+       Send<Controller>(controller, &Controller::ControllerPublishVolume, publish,
+                        [](auto& r) { r.clear_node_id(); }),
+       kInvalid, "node_id"},
       {"ControllerPublishVolume without a capability",
-       [&] {
-         csi::v1::ControllerPublishVolumeRequest request;
-         request.set_volume_id(kUnknownVolume);
-         request.set_node_id(node_id_);
-         csi::v1::ControllerPublishVolumeResponse response;
-         return controller.ControllerPublishVolume(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "capability"},
+       Send<Controller>(controller, &Controller::ControllerPublishVolume, publish,
+                        [](auto& r) { r.clear_volume_capability(); }),
+       kInvalid, "capability"},
       {"ControllerPublishVolume of an unknown volume",
-       [&] { return Publish(kUnknownVolume, node_id_); }, StatusCode::NOT_FOUND, ""},
-      {"ControllerUnpublishVolume without a volume id", [&] { return Unpublish("", node_id_); },
-       StatusCode::INVALID_ARGUMENT, "volume_id"},
+       Send<Controller>(controller, &Controller::ControllerPublishVolume, publish),
+       StatusCode::NOT_FOUND, ""},
+      {"ControllerUnpublishVolume without a volume id",
+       Send<Controller>(controller, &Controller::ControllerUnpublishVolume, unpublish,
+                        [](auto& r) { r.clear_volume_id(); }),
+       kInvalid, "volume_id"},
       {"ControllerUnpublishVolume of an unknown volume",
-       [&] { return Unpublish(kUnknownVolume, node_id_); }, StatusCode::OK, ""},
+       Send<Controller>(controller, &Controller::ControllerUnpublishVolume, unpublish),
+       StatusCode::OK, ""},
       {"ValidateVolumeCapabilities without a volume id",
-       [&] {
-         csi::v1::ValidateVolumeCapabilitiesRequest request;
-         *request.add_volume_capabilities() = mount;
-         csi::v1::ValidateVolumeCapabilitiesResponse response;
-         return controller.ValidateVolumeCapabilities(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "volume_id"},
+       Send<Controller>(controller, &Controller::ValidateVolumeCapabilities, validate,
+                        [](auto& r) { r.clear_volume_id(); }),
+       kInvalid, "volume_id"},
       {"ValidateVolumeCapabilities without capabilities",
-       [&] {
-         csi::v1::ValidateVolumeCapabilitiesRequest request;
-         request.set_volume_id(kUnknownVolume);
-         csi::v1::ValidateVolumeCapabilitiesResponse response;
-         return controller.ValidateVolumeCapabilities(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "capabilit"},
+       Send<Controller>(controller, &Controller::ValidateVolumeCapabilities, validate,
+                        [](auto& r) { r.clear_volume_capabilities(); }),
+       kInvalid, "capabilit"},
       {"ValidateVolumeCapabilities of an unknown volume",
-       [&] {
-         csi::v1::ValidateVolumeCapabilitiesRequest request;
-         request.set_volume_id(kUnknownVolume);
-         *request.add_volume_capabilities() = mount;
-         csi::v1::ValidateVolumeCapabilitiesResponse response;
-         return controller.ValidateVolumeCapabilities(Call().get(), request, &response);
-       },
+       Send<Controller>(controller, &Controller::ValidateVolumeCapabilities, validate),
        StatusCode::NOT_FOUND, ""},
       {"ListVolumes with a page token it never gave",
-       [&] {
-         csi::v1::ListVolumesRequest request;
-         request.set_starting_token("not-a-token");
-         csi::v1::ListVolumesResponse response;
-         return controller.ListVolumes(Call().get(), request, &response);
-       },
-       StatusCode::ABORTED, ""},
+       Send<Controller>(controller, &Controller::ListVolumes, list_volumes), StatusCode::ABORTED,
+       ""},
       {"CreateSnapshot without a name",
-       [&] {
-         csi::v1::CreateSnapshotRequest request;
-         request.set_source_volume_id(kUnknownVolume);
-         csi::v1::CreateSnapshotResponse response;
-         return controller.CreateSnapshot(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "name"},
+       Send<Controller>(controller, &Controller::CreateSnapshot, snapshot,
+                        [](auto& r) { r.clear_name(); }),
+       kInvalid, "name"},
       {"CreateSnapshot without a source volume",
-       [&] {
-         csi::v1::CreateSnapshotRequest request;
-         request.set_name("snap-codes");
-         csi::v1::CreateSnapshotResponse response;
-         return controller.CreateSnapshot(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "source_volume_id"},
+       Send<Controller>(controller, &Controller::CreateSnapshot, snapshot,
+                        [](auto& r) { r.clear_source_volume_id(); }),
+       kInvalid, "source_volume_id"},
       {"DeleteSnapshot without an id",
-       [&] {
-         csi::v1::DeleteSnapshotResponse response;
-         return controller.DeleteSnapshot(Call().get(), {}, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "snapshot_id"},
+       Send<Controller>(controller, &Controller::DeleteSnapshot, delete_snapshot,
+                        [](auto& r) { r.clear_snapshot_id(); }),
+       kInvalid, "snapshot_id"},
       {"DeleteSnapshot of an unknown snapshot",
-       [&] {
-         csi::v1::DeleteSnapshotRequest request;
-         request.set_snapshot_id(kUnknownVolume);
-         csi::v1::DeleteSnapshotResponse response;
-         return controller.DeleteSnapshot(Call().get(), request, &response);
-       },
-       StatusCode::OK, ""},
+       Send<Controller>(controller, &Controller::DeleteSnapshot, delete_snapshot), StatusCode::OK,
+       ""},
       {"ListSnapshots with a page token it never gave",
-       [&] {
-         csi::v1::ListSnapshotsRequest request;
-         request.set_starting_token("not-a-token");
-         csi::v1::ListSnapshotsResponse response;
-         return controller.ListSnapshots(Call().get(), request, &response);
-       },
+       Send<Controller>(controller, &Controller::ListSnapshots, list_snapshots),
        StatusCode::ABORTED, ""},
       {"NodeStageVolume without a volume id",
-       [&] {
-         csi::v1::NodeStageVolumeRequest request;
-         request.set_staging_target_path(staging);
-         *request.mutable_volume_capability() = mount;
-         csi::v1::NodeStageVolumeResponse response;
-         return node->NodeStageVolume(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "volume_id"},
+       Send<Node>(node, &Node::NodeStageVolume, stage, [](auto& r) { r.clear_volume_id(); }),
+       kInvalid, "volume_id"},
       {"NodeStageVolume without a staging path",
-       [&] {
-         csi::v1::NodeStageVolumeRequest request;
-         request.set_volume_id(kUnknownVolume);
-         *request.mutable_volume_capability() = mount;
-         csi::v1::NodeStageVolumeResponse response;
-         return node->NodeStageVolume(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "staging_target_path"},
+       Send<Node>(node, &Node::NodeStageVolume, stage,
+                  [](auto& r) { r.clear_staging_target_path(); }),
+       kInvalid, "staging_target_path"},
       {"NodeStageVolume without a capability",
-       [&] {
-         csi::v1::NodeStageVolumeRequest request;
-         request.set_volume_id(kUnknownVolume);
-         request.set_staging_target_path(staging);
-         csi::v1::NodeStageVolumeResponse response;
-         return node->NodeStageVolume(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "capability"},
+       Send<Node>(node, &Node::NodeStageVolume, stage,
+                  [](auto& r) { r.clear_volume_capability(); }),
+       kInvalid, "capability"},
       {"NodeUnstageVolume without a volume id",
-       [&] {
-         csi::v1::NodeUnstageVolumeRequest request;
-         request.set_staging_target_path(staging);
-         csi::v1::NodeUnstageVolumeResponse response;
-         return node->NodeUnstageVolume(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "volume_id"},
+       Send<Node>(node, &Node::NodeUnstageVolume, unstage, [](auto& r) { r.clear_volume_id(); }),
+       kInvalid, "volume_id"},
       {"NodeUnstageVolume without a staging path",
-       [&] {
-         csi::v1::NodeUnstageVolumeRequest request;
-         request.set_volume_id(kUnknownVolume);
-         csi::v1::NodeUnstageVolumeResponse response;
-         return node->NodeUnstageVolume(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "staging_target_path"},
+       Send<Node>(node, &Node::NodeUnstageVolume, unstage,
+                  [](auto& r) { r.clear_staging_target_path(); }),
+       kInvalid, "staging_target_path"},
       {"NodePublishVolume without a volume id",
-       [&] {
-         csi::v1::NodePublishVolumeRequest request;
-         request.set_staging_target_path(staging);
-         request.set_target_path(target);
-         *request.mutable_volume_capability() = mount;
-         csi::v1::NodePublishVolumeResponse response;
-         return node->NodePublishVolume(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "volume_id"},
+       Send<Node>(node, &Node::NodePublishVolume, node_publish,
+                  [](auto& r) { r.clear_volume_id(); }),
+       kInvalid, "volume_id"},
       {"NodePublishVolume without a target path",
-       [&] {
-         csi::v1::NodePublishVolumeRequest request;
-         request.set_volume_id(kUnknownVolume);
-         request.set_staging_target_path(staging);
-         *request.mutable_volume_capability() = mount;
-         csi::v1::NodePublishVolumeResponse response;
-         return node->NodePublishVolume(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "target_path"},
+       Send<Node>(node, &Node::NodePublishVolume, node_publish,
+                  [](auto& r) { r.clear_target_path(); }),
+       kInvalid, "target_path"},
       {"NodePublishVolume without a capability",
-       [&] {
-         csi::v1::NodePublishVolumeRequest request;
-         request.set_volume_id(kUnknownVolume);
-         request.set_staging_target_path(staging);
-         request.set_target_path(target);
-         csi::v1::NodePublishVolumeResponse response;
-         return node->NodePublishVolume(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "capability"},
+       Send<Node>(node, &Node::NodePublishVolume, node_publish,
+                  [](auto& r) { r.clear_volume_capability(); }),
+       kInvalid, "capability"},
       {"NodeUnpublishVolume without a volume id",
-       [&] {
-         csi::v1::NodeUnpublishVolumeRequest request;
-         request.set_target_path(target);
-         csi::v1::NodeUnpublishVolumeResponse response;
-         return node->NodeUnpublishVolume(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "volume_id"},
+       Send<Node>(node, &Node::NodeUnpublishVolume, node_unpublish,
+                  [](auto& r) { r.clear_volume_id(); }),
+       kInvalid, "volume_id"},
       {"NodeUnpublishVolume without a target path",
-       [&] {
-         csi::v1::NodeUnpublishVolumeRequest request;
-         request.set_volume_id(kUnknownVolume);
-         csi::v1::NodeUnpublishVolumeResponse response;
-         return node->NodeUnpublishVolume(Call().get(), request, &response);
-       },
-       StatusCode::INVALID_ARGUMENT, "target_path"},
+       Send<Node>(node, &Node::NodeUnpublishVolume, node_unpublish,
+                  [](auto& r) { r.clear_target_path(); }),
+       kInvalid, "target_path"},
+      {"NodeGetVolumeStats without a volume id",
+       Send<Node>(node, &Node::NodeGetVolumeStats, stats, [](auto& r) { r.clear_volume_id(); }),
+       kInvalid, "volume_id"},
+      {"NodeGetVolumeStats without a path",
+       Send<Node>(node, &Node::NodeGetVolumeStats, stats, [](auto& r) { r.clear_volume_path(); }),
+       kInvalid, "volume_path"},
+      // Not known at the path: NOT_FOUND, whatever the path looks like (csi-sanity passes a
+      // relative "some/path").
+      {"NodeGetVolumeStats of an unknown volume at a relative path",
+       Send<Node>(node, &Node::NodeGetVolumeStats, stats,
+                  [](auto& r) { r.set_volume_path("some/path"); }),
+       StatusCode::NOT_FOUND, "neither"},
+      {"NodeGetVolumeStats of an unknown volume at an absolute path",
+       Send<Node>(node, &Node::NodeGetVolumeStats, stats), StatusCode::NOT_FOUND, "neither"},
   };
-  auto stats = [&](const std::string& volume_id, const std::string& path) {
-    return [&, volume_id, path] {
-      csi::v1::NodeGetVolumeStatsRequest request;
-      request.set_volume_id(volume_id);
-      request.set_volume_path(path);
-      csi::v1::NodeGetVolumeStatsResponse response;
-      return node->NodeGetVolumeStats(Call().get(), request, &response);
-    };
-  };
-  cases.push_back({"NodeGetVolumeStats without a volume id", stats("", target),
-                   StatusCode::INVALID_ARGUMENT, "volume_id"});
-  cases.push_back({"NodeGetVolumeStats without a path", stats(kUnknownVolume, ""),
-                   StatusCode::INVALID_ARGUMENT, "volume_path"});
-  // Not known at the path: NOT_FOUND, whatever the path looks like (csi-sanity passes a
-  // relative "some/path").
-  cases.push_back({"NodeGetVolumeStats of an unknown volume at a relative path",
-                   stats(kUnknownVolume, "some/path"), StatusCode::NOT_FOUND, "neither"});
-  cases.push_back({"NodeGetVolumeStats of an unknown volume at an absolute path",
-                   stats(kUnknownVolume, target), StatusCode::NOT_FOUND, "neither"});
 
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
