@@ -19,52 +19,23 @@ step "building"
 scripts/build.sh build >/dev/null
 bin="$top/build/src"
 
-work="$(mktemp -d /tmp/oxide-csi-demo.XXXXXX)"
-sim_pid=""
-plugin_pid=""
-cleanup() {
-  [ -n "$plugin_pid" ] && kill "$plugin_pid" 2>/dev/null || true
-  [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-token="oxide-token-demo-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-printf '%s\n' "$token" > "$work/token"
-chmod 600 "$work/token"
+# shellcheck source=lib/local-stack.sh
+. "$top/scripts/lib/local-stack.sh"
+stack_init /tmp/oxide-csi-demo.XXXXXX
+work="$stack_work"
+token="$(cat "$work/token")"
 
 step "starting the Oxide simulator on a free loopback port"
-"$bin/sim/oxide-sim" --port 0 --token-file "$work/token" --project demo \
-  --guest-backing-dir "$work/guest" --guest-sysfs-root "$work/guest-sys" --hotplug \
-  > "$work/sim.out" 2> "$work/sim.log" &
-sim_pid=$!
-for _ in $(seq 100); do [ -s "$work/sim.out" ] && break; sleep 0.05; done
-port="$(head -n 1 "$work/sim.out")"
-echo "oxide-sim listening on http://127.0.0.1:$port (project \"demo\")"
+stack_start_sim "$bin/sim/oxide-sim" demo --hotplug
+echo "oxide-sim listening on http://127.0.0.1:$stack_port (project \"demo\")"
 
 step "creating the node's Oxide instance (running; the simulator's --hotplug lets it take disks)"
-instance_id="$(python3 - "$port" <<'PY'
-import json, sys, urllib.request
-body = json.dumps({"project": "demo", "name": "k8s-node-1", "run_state": "running",
-                   "guest_local": True}).encode()
-request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/__sim/instances", data=body,
-                                 headers={"content-type": "application/json"})
-print(json.load(urllib.request.urlopen(request))["id"])
-PY
-)"
+instance_id="$(stack_add_instance demo k8s-node-1 running)"
 echo "instance k8s-node-1: $instance_id"
 
 step "starting oxide-csi-plugin --mode=all on unix://$work/csi/csi.sock"
-mkdir -p "$work/csi"
 export CSI_ENDPOINT="unix://$work/csi/csi.sock"
-OXIDE_HOST="http://127.0.0.1:$port" OXIDE_TOKEN_FILE="$work/token" OXIDE_PROJECT=demo \
-OXIDE_INSTANCE_ID="$instance_id" \
-  "$bin/app/oxide-csi-plugin" --mode=all --state-db="$work/state/state.db" --oxide-insecure \
-  --sysfs-root="$work/guest-sys" \
-  2> "$work/plugin.log" &
-plugin_pid=$!
-for _ in $(seq 200); do [ -S "$work/csi/csi.sock" ] && break; sleep 0.05; done
+stack_start_plugin "$bin/app/oxide-csi-plugin" demo "$instance_id" "$work/csi/csi.sock"
 run ls -l "$work/csi"
 
 ctl="$bin/cli/oxide-csi-ctl"
@@ -197,10 +168,10 @@ if grep -q "$work" /proc/self/mountinfo; then echo "ERROR: a mount was left behi
 echo "no mount left behind"
 
 step "graceful shutdown (SIGTERM)"
-kill -TERM "$plugin_pid"
+kill -TERM "$stack_plugin_pid"
 code=0
-wait "$plugin_pid" || code=$?
-plugin_pid=""
+wait "$stack_plugin_pid" || code=$?
+stack_plugin_pid=""
 echo "plugin exit code: $code"
 [ -e "$work/csi/csi.sock" ] && echo "socket still present" || echo "socket removed"
 

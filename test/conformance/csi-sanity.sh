@@ -19,53 +19,20 @@ if [ ! -x "$sanity" ]; then
   exit 0
 fi
 
-work="$(mktemp -d /tmp/oxide-csi-sanity.XXXXXX)"
-sim_pid=""
-plugin_pid=""
-cleanup() {
-  [ -n "$plugin_pid" ] && kill "$plugin_pid" 2>/dev/null || true
-  [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  # Mounts the suite left behind would keep the loop devices busy.
-  grep -o " $work/[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-token="oxide-token-sanity-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-printf '%s\n' "$token" > "$work/token"
-chmod 600 "$work/token"
-
-sim_flags=(--port 0 --token-file "$work/token" --project sanity
-  --guest-backing-dir "$work/guest" --guest-sysfs-root "$work/guest-sys")
+# shellcheck source=../../scripts/lib/local-stack.sh
+. "$top/scripts/lib/local-stack.sh"
+stack_init /tmp/oxide-csi-sanity.XXXXXX
+work="$stack_work"
+sim_flags=()
 run_state=stopped
 if [ "$hotplug" = 1 ]; then
   sim_flags+=(--hotplug)
   run_state=running
 fi
-"$build/src/sim/oxide-sim" "${sim_flags[@]}" > "$work/sim.out" 2> "$work/sim.log" &
-sim_pid=$!
-for _ in $(seq 200); do [ -s "$work/sim.out" ] && break; sleep 0.05; done
-port="$(head -n 1 "$work/sim.out")"
-
-instance_id="$(python3 - "$port" "$run_state" <<'PY'
-import json, sys, urllib.request
-body = json.dumps({"project": "sanity", "name": "sanity-node", "run_state": sys.argv[2],
-                   "guest_local": True}).encode()
-request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/__sim/instances", data=body,
-                                 headers={"content-type": "application/json"})
-print(json.load(urllib.request.urlopen(request))["id"])
-PY
-)"
-
-mkdir -p "$work/csi"
-OXIDE_HOST="http://127.0.0.1:$port" OXIDE_TOKEN_FILE="$work/token" OXIDE_PROJECT=sanity \
-OXIDE_INSTANCE_ID="$instance_id" \
-  "$build/src/app/oxide-csi-plugin" --mode=all --endpoint="unix://$work/csi/csi.sock" \
-  --state-db="$work/state/state.db" --oxide-insecure --sysfs-root="$work/guest-sys" \
-  2> "$work/plugin.log" &
-plugin_pid=$!
-for _ in $(seq 400); do [ -S "$work/csi/csi.sock" ] && break; sleep 0.05; done
+stack_start_sim "$build/src/sim/oxide-sim" sanity "${sim_flags[@]}"
+instance_id="$(stack_add_instance sanity sanity-node "$run_state")"
+stack_start_plugin "$build/src/app/oxide-csi-plugin" sanity "$instance_id" "$work/csi/csi.sock"
+plugin_pid="$stack_plugin_pid"
 
 skip=()
 if [ "$hotplug" = 0 ]; then
@@ -89,7 +56,7 @@ else
   kill -TERM "$plugin_pid"
   plugin_exit=0
   wait "$plugin_pid" || plugin_exit=$?
-  plugin_pid=""
+  stack_plugin_pid=""
   if [ "$plugin_exit" != 0 ]; then
     echo "csi-sanity: the plugin exited with status $plugin_exit after SIGTERM"
     status=1
