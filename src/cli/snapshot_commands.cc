@@ -1,5 +1,5 @@
-// oxide-csi-ctl snapshot verbs: create, delete and list, each one CSI Controller snapshot call.
-// Single-threaded CLI.
+// oxide-csi-ctl snapshot verbs: create, delete, get and list, each one CSI Controller snapshot
+// call. Single-threaded CLI.
 #include <google/protobuf/util/time_util.h>
 
 #include <iostream>
@@ -46,6 +46,17 @@ int Delete(const CliContext& context, const std::vector<std::string>& raw) {
   return Print(context, status, response, [] { std::cout << "deleted\n"; });
 }
 
+int Get(const CliContext& context, const std::vector<std::string>& raw) {
+  VerbArgs args = Parse(raw);
+  if (args.positional.size() != 1) return Usage("snapshot get needs <snapshot-id>");
+  csi::v1::GetSnapshotRequest request;
+  request.set_snapshot_id(args.positional[0]);
+  csi::v1::GetSnapshotResponse response;
+  auto status = Controller::NewStub(context.channel)
+                    ->GetSnapshot(context.NewCall().get(), request, &response);
+  return Print(context, status, response, [&] { PrintSnapshotLine(response.snapshot()); });
+}
+
 int List(const CliContext& context, const std::vector<std::string>& raw) {
   VerbArgs args = Parse(raw);
   csi::v1::ListSnapshotsRequest request;
@@ -72,6 +83,8 @@ std::vector<Command> SnapshotCommands() {
       {"snapshot", "create", "<name> <source-volume-id>",
        "CreateSnapshot: take (or find) the snapshot for this CSI name; shows ready_to_use", Create},
       {"snapshot", "delete", "<snapshot-id>", "DeleteSnapshot", Delete},
+      {"snapshot", "get", "<snapshot-id>",
+       "GetSnapshot (CSI v1.12): one snapshot, with ready_to_use as Oxide reports it", Get},
       {"snapshot", "list", "[--snapshot-id=ID] [--source-volume-id=ID] [--max=N] [--token=T]",
        "ListSnapshots: every snapshot of the project", List},
   };

@@ -286,7 +286,7 @@ void ControllerService::ControllerGetCapabilities(
   for (auto type : {Rpc::CREATE_DELETE_VOLUME, Rpc::PUBLISH_UNPUBLISH_VOLUME, Rpc::LIST_VOLUMES,
                     Rpc::LIST_VOLUMES_PUBLISHED_NODES, Rpc::GET_VOLUME, Rpc::VOLUME_CONDITION,
                     Rpc::GET_CAPACITY, Rpc::SINGLE_NODE_MULTI_WRITER, Rpc::CREATE_DELETE_SNAPSHOT,
-                    Rpc::LIST_SNAPSHOTS, Rpc::CLONE_VOLUME}) {
+                    Rpc::LIST_SNAPSHOTS, Rpc::GET_SNAPSHOT, Rpc::CLONE_VOLUME}) {
     response.add_capabilities()->mutable_rpc()->set_type(type);
   }
   reply.Ok(std::move(response));
@@ -309,6 +309,7 @@ void ControllerService::Register(rpc::CsiHandlers& handlers) {
   OXIDE_INSTALL(CreateSnapshot)
   OXIDE_INSTALL(DeleteSnapshot)
   OXIDE_INSTALL(ListSnapshots)
+  OXIDE_INSTALL(GetSnapshot)
 #undef OXIDE_INSTALL
 }
 

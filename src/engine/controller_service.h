@@ -34,6 +34,7 @@ class ControllerService {
   OXIDE_DECLARE_CONTROLLER_METHOD(Controller, CreateSnapshot)
   OXIDE_DECLARE_CONTROLLER_METHOD(Controller, DeleteSnapshot)
   OXIDE_DECLARE_CONTROLLER_METHOD(Controller, ListSnapshots)
+  OXIDE_DECLARE_CONTROLLER_METHOD(Controller, GetSnapshot)
 #undef OXIDE_DECLARE_CONTROLLER_METHOD
 
   // Installs the handlers above; the expand and modify RPCs stay UNIMPLEMENTED.

@@ -1,7 +1,8 @@
-// ControllerService: CreateSnapshot, DeleteSnapshot and ListSnapshots. Snapshot ids are Oxide
-// snapshot ids; a CreateSnapshot answers ready_to_use = false when Oxide is still creating the
-// snapshot as the call's deadline nears, and the SnapshotEngine keeps tracking it. ListSnapshots
-// shows every snapshot of the project, whoever made it, straight from Oxide. Loop thread only.
+// ControllerService: CreateSnapshot, DeleteSnapshot, ListSnapshots and GetSnapshot. Snapshot ids
+// are Oxide snapshot ids; a CreateSnapshot answers ready_to_use = false when Oxide is still
+// creating the snapshot as the call's deadline nears, and the SnapshotEngine keeps tracking it.
+// ListSnapshots shows every snapshot of the project, whoever made it, straight from Oxide;
+// GetSnapshot is one Oxide GET. Loop thread only.
 #include <google/protobuf/util/time_util.h>
 
 #include <algorithm>
@@ -144,6 +145,29 @@ void ControllerService::ListSnapshots(const rpc::CallInfo&,
   };
   ListPages(listing, std::make_shared<Response>(), static_cast<uint32_t>(request.max_entries()),
             *token);
+}
+
+void ControllerService::GetSnapshot(const rpc::CallInfo&,
+                                    const csi::v1::GetSnapshotRequest& request,
+                                    rpc::Reply<csi::v1::GetSnapshotResponse> reply) {
+  const std::string id = request.snapshot_id();
+  if (id.empty()) return reply.Fail(InvalidArgument("snapshot_id is required"));
+  if (!IsUuid(id)) {
+    return reply.Fail(NotFound("snapshot " + id +
+                               " does not exist: snapshot ids are Oxide snapshot ids (UUIDs)"));
+  }
+  auto shared = Share(std::move(reply));
+  oxide_->GetSnapshot(id, [shared, id](StatusOr<Snapshot> snapshot) {
+    // Another project's snapshot is not this plugin's: to it, no such snapshot exists.
+    if (backend::IsInAnotherProject(snapshot.status())) {
+      return shared->Fail(
+          NotFound("snapshot " + id + " does not exist in the plugin's Oxide project"));
+    }
+    if (!snapshot.ok()) return shared->Fail(snapshot.status());
+    csi::v1::GetSnapshotResponse response;
+    FillSnapshot(*snapshot, response.mutable_snapshot());
+    shared->Ok(std::move(response));
+  });
 }
 
 }  // namespace oxide::engine

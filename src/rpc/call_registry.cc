@@ -24,6 +24,7 @@ bool IsQuiet(const char* method) {
                                        "GetCapacity",
                                        "ListVolumes",
                                        "ListSnapshots",
+                                       "GetSnapshot",
                                        "ControllerGetVolume",
                                        "ValidateVolumeCapabilities"};
   for (const char* quiet : kQuiet) {

@@ -25,7 +25,8 @@
   X(Controller, ListSnapshots)              \
   X(Controller, ControllerExpandVolume)     \
   X(Controller, ControllerGetVolume)        \
-  X(Controller, ControllerModifyVolume)
+  X(Controller, ControllerModifyVolume)     \
+  X(Controller, GetSnapshot)
 
 #define OXIDE_CSI_NODE_RPCS(X) \
   X(Node, NodeStageVolume)     \

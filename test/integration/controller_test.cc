@@ -343,11 +343,11 @@ TEST_F(ControllerTest, ControllerGetCapabilitiesListsWhatIsImplemented) {
   for (const auto& capability : response.capabilities())
     types.insert(capability.rpc().type());
   using Rpc = csi::v1::ControllerServiceCapability::RPC;
-  EXPECT_EQ(types,
-            (std::set<int>{Rpc::CREATE_DELETE_VOLUME, Rpc::PUBLISH_UNPUBLISH_VOLUME,
-                           Rpc::LIST_VOLUMES, Rpc::LIST_VOLUMES_PUBLISHED_NODES, Rpc::GET_VOLUME,
-                           Rpc::VOLUME_CONDITION, Rpc::GET_CAPACITY, Rpc::SINGLE_NODE_MULTI_WRITER,
-                           Rpc::CREATE_DELETE_SNAPSHOT, Rpc::LIST_SNAPSHOTS, Rpc::CLONE_VOLUME}));
+  EXPECT_EQ(types, (std::set<int>{Rpc::CREATE_DELETE_VOLUME, Rpc::PUBLISH_UNPUBLISH_VOLUME,
+                                  Rpc::LIST_VOLUMES, Rpc::LIST_VOLUMES_PUBLISHED_NODES,
+                                  Rpc::GET_VOLUME, Rpc::VOLUME_CONDITION, Rpc::GET_CAPACITY,
+                                  Rpc::SINGLE_NODE_MULTI_WRITER, Rpc::CREATE_DELETE_SNAPSHOT,
+                                  Rpc::LIST_SNAPSHOTS, Rpc::GET_SNAPSHOT, Rpc::CLONE_VOLUME}));
   csi::v1::ControllerExpandVolumeResponse expand;
   ExpectCode(controller_->ControllerExpandVolume(Call().get(), {}, &expand),
              StatusCode::UNIMPLEMENTED);
@@ -472,6 +472,47 @@ TEST_F(MissingProjectTest, CallsAndProbeAnswerFailedPreconditionNamingTheProject
   csi::v1::ListSnapshotsResponse snapshots;
   ExpectCode(controller_->ListSnapshots(Call().get(), {}, &snapshots),
              StatusCode::FAILED_PRECONDITION, "project \"no-such-project\"");
+  // Every other call that reaches Oxide, with ids of objects that do exist in another project.
+  ASSERT_EQ(api_->post("/__sim/projects", {{"name", "other"}}).status, 201);
+  sim_test::Reply disk = api_->post("/v1/disks?project=other", sim_test::blank_disk("theirs"));
+  ASSERT_EQ(disk.status, 201) << disk.body;
+  const std::string volume = disk.json()["id"];
+  sim_test::Reply snap =
+      api_->post("/v1/snapshots?project=other",
+                 {{"name", "their-snap"}, {"description", ""}, {"disk", volume}});
+  ASSERT_EQ(snap.status, 201) << snap.body;
+  const std::string snapshot = snap.json()["id"];
+  const std::string node = Instance("node-elsewhere");
+  const std::string want = "project \"no-such-project\"";
+  csi::v1::CreateSnapshotRequest take;
+  take.set_name("snap-nowhere");
+  take.set_source_volume_id(volume);
+  csi::v1::CreateSnapshotResponse taken;
+  ExpectCode(controller_->CreateSnapshot(Call().get(), take, &taken),
+             StatusCode::FAILED_PRECONDITION, want);
+  csi::v1::GetSnapshotRequest get;
+  get.set_snapshot_id(snapshot);
+  csi::v1::GetSnapshotResponse got;
+  ExpectCode(controller_->GetSnapshot(Call().get(), get, &got), StatusCode::FAILED_PRECONDITION,
+             want);
+  csi::v1::DeleteSnapshotRequest drop;
+  drop.set_snapshot_id(snapshot);
+  csi::v1::DeleteSnapshotResponse dropped;
+  ExpectCode(controller_->DeleteSnapshot(Call().get(), drop, &dropped),
+             StatusCode::FAILED_PRECONDITION, want);
+  ExpectCode(Publish(volume, node), StatusCode::FAILED_PRECONDITION, want);
+  ExpectCode(Unpublish(volume, node), StatusCode::FAILED_PRECONDITION, want);
+  ExpectCode(Delete(volume), StatusCode::FAILED_PRECONDITION, want);
+  csi::v1::ControllerGetVolumeRequest look;
+  look.set_volume_id(volume);
+  csi::v1::ControllerGetVolumeResponse looked;
+  ExpectCode(controller_->ControllerGetVolume(Call().get(), look, &looked),
+             StatusCode::FAILED_PRECONDITION, want);
+  csi::v1::CreateVolumeRequest restore = CreateRequest("pvc-restore-nowhere");
+  restore.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(snapshot);
+  ExpectCode(Create(restore), StatusCode::FAILED_PRECONDITION, want);
+  EXPECT_EQ(api_->get("/v1/disks/" + volume).status, 200) << "another project's disk was deleted";
+  EXPECT_EQ(api_->get("/v1/snapshots/" + snapshot).status, 200);
 
   ExpectCode(ProbeAfterLogged("the Oxide project is missing"), StatusCode::FAILED_PRECONDITION,
              "project \"no-such-project\"");

@@ -69,6 +69,8 @@ TEST_F(ErrorCodesTest, EveryRpcRefusesBadInputWithTheSpecsCode) {
   snapshot.set_source_volume_id(kUnknownId);
   csi::v1::DeleteSnapshotRequest delete_snapshot;
   delete_snapshot.set_snapshot_id(kUnknownId);
+  csi::v1::GetSnapshotRequest get_snapshot;
+  get_snapshot.set_snapshot_id(kUnknownId);
   csi::v1::NodeStageVolumeRequest stage;
   stage.set_volume_id(kUnknownId);
   stage.set_staging_target_path(staging);
@@ -175,6 +177,13 @@ TEST_F(ErrorCodesTest, EveryRpcRefusesBadInputWithTheSpecsCode) {
        kInvalid, "snapshot_id"},
       {"DeleteSnapshot of an unknown snapshot",
        Send<Controller>(controller, &Controller::DeleteSnapshot, delete_snapshot), StatusCode::OK,
+       ""},
+      {"GetSnapshot without an id",
+       Send<Controller>(controller, &Controller::GetSnapshot, get_snapshot,
+                        [](auto& r) { r.clear_snapshot_id(); }),
+       kInvalid, "snapshot_id"},
+      {"GetSnapshot of an unknown snapshot",
+       Send<Controller>(controller, &Controller::GetSnapshot, get_snapshot), StatusCode::NOT_FOUND,
        ""},
       {"ListSnapshots with a page token it never gave",
        Send<Controller>(controller, &Controller::ListSnapshots, list_snapshots),

@@ -59,6 +59,15 @@ class CsiSnapshotTest : public ControllerTest {
     return controller_->DeleteSnapshot(Call().get(), request, &response);
   }
 
+  grpc::Status Get(const std::string& id, csi::v1::Snapshot* snapshot = nullptr) {
+    csi::v1::GetSnapshotRequest request;
+    request.set_snapshot_id(id);
+    csi::v1::GetSnapshotResponse response;
+    grpc::Status status = controller_->GetSnapshot(Call().get(), request, &response);
+    if (snapshot != nullptr) *snapshot = response.snapshot();
+    return status;
+  }
+
   grpc::Status List(const csi::v1::ListSnapshotsRequest& request,
                     csi::v1::ListSnapshotsResponse* response) {
     return controller_->ListSnapshots(Call().get(), request, response);
@@ -262,6 +271,52 @@ TEST_F(CsiSnapshotTest, ListSnapshotsPagesAndFilters) {
   ExpectCode(List(bad, &one), StatusCode::INVALID_ARGUMENT, "max_entries");
 }
 
+// ---- GetSnapshot ------------------------------------------------------------------------------
+
+TEST_F(CsiSnapshotTest, GetSnapshotIsOneOxideGetOfOneSnapshot) {
+  csi::v1::Volume volume = MustCreate("pvc-get-src", 2);
+  csi::v1::Snapshot taken = MustSnap("snap-get", volume.volume_id());
+  const int gets_before = CountSimRequests("GET", "snapshot_view");
+  csi::v1::Snapshot got;
+  ASSERT_TRUE(Get(taken.snapshot_id(), &got).ok());
+  EXPECT_EQ(CountSimRequests("GET", "snapshot_view"), gets_before + 1);
+  EXPECT_EQ(got.snapshot_id(), taken.snapshot_id());
+  EXPECT_EQ(got.source_volume_id(), volume.volume_id());
+  EXPECT_EQ(got.size_bytes(), 2 * kGiB);
+  EXPECT_EQ(got.creation_time().seconds(), taken.creation_time().seconds());
+  EXPECT_TRUE(got.ready_to_use());
+
+  ExpectCode(Get(""), StatusCode::INVALID_ARGUMENT, "snapshot_id is required");
+  ExpectCode(Get("not-a-snapshot"), StatusCode::NOT_FOUND, "does not exist");
+  ExpectCode(Get(kUnknownUuid), StatusCode::NOT_FOUND, kUnknownUuid);
+
+  // Faulted in Oxide: still there, not ready to use.
+  Control("fault", {{"kind", "snapshot"}, {"id", taken.snapshot_id()}});
+  ASSERT_TRUE(Get(taken.snapshot_id(), &got).ok());
+  EXPECT_FALSE(got.ready_to_use());
+  ASSERT_TRUE(DeleteSnap(taken.snapshot_id()).ok());
+  ExpectCode(Get(taken.snapshot_id()), StatusCode::NOT_FOUND, taken.snapshot_id());
+}
+
+TEST_F(CsiSnapshotTest, TheCliGetsOneSnapshot) {
+  csi::v1::Volume volume = MustCreate("pvc-cli-get");
+  csi::v1::Snapshot taken = MustSnap("snap-cli-get", volume.volume_id());
+  const std::string endpoint = "--endpoint=unix://" + setup_->socket_path();
+  ProcessResult text = RunProgram(CtlBinary(), {endpoint, "snapshot", "get", taken.snapshot_id()});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind(taken.snapshot_id() + "  source=" + volume.volume_id(), 0), 0u)
+      << text.out;
+  EXPECT_NE(text.out.find("ready_to_use=true"), std::string::npos) << text.out;
+  ProcessResult json =
+      RunProgram(CtlBinary(), {endpoint, "--output=json", "snapshot", "get", taken.snapshot_id()});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["snapshot"]["snapshot_id"], taken.snapshot_id());
+  ProcessResult missing = RunProgram(CtlBinary(), {endpoint, "snapshot", "get", kUnknownUuid});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("NOT_FOUND"), std::string::npos) << missing.err;
+  EXPECT_EQ(RunProgram(CtlBinary(), {endpoint, "snapshot", "get"}).exit_code, 2);
+}
+
 // Oxide finds a snapshot by id in any project the token can see; the plugin acts only on its own.
 TEST_F(CsiSnapshotTest, ASnapshotOfAnotherProjectIsNeverTouched) {
   ASSERT_EQ(api_->post("/__sim/projects", {{"name", "other"}}).status, 201);
@@ -286,7 +341,9 @@ TEST_F(CsiSnapshotTest, ASnapshotOfAnotherProjectIsNeverTouched) {
   ExpectCode(controller_->CreateSnapshot(Call().get(), of_theirs, &ignored),
              StatusCode::FAILED_PRECONDITION, "same project");
 
-  // Listed neither in full nor by id, like any object outside the project.
+  // Not found by GetSnapshot, listed neither in full nor by id: like any object outside the
+  // project.
+  ExpectCode(Get(foreign), StatusCode::NOT_FOUND, "plugin's Oxide project");
   csi::v1::ListSnapshotsRequest by_id;
   by_id.set_snapshot_id(foreign);
   csi::v1::ListSnapshotsResponse listed;
@@ -420,6 +477,9 @@ TEST_F(SlowCsiSnapshotTest, ReadinessFlipsFromFalseToTrue) {
   ASSERT_TRUE(List({}, &listed).ok());
   ASSERT_EQ(listed.entries_size(), 1);
   EXPECT_FALSE(listed.entries(0).snapshot().ready_to_use());
+  csi::v1::Snapshot got;
+  ASSERT_TRUE(Get(early.snapshot_id(), &got).ok());
+  EXPECT_FALSE(got.ready_to_use());
   // Deleting a snapshot Oxide is still creating: ABORTED, retry later.
   ExpectCode(DeleteSnap(early.snapshot_id()), StatusCode::ABORTED, "still being created");
   // With no deadline pressure the call waits for readiness.
@@ -430,6 +490,8 @@ TEST_F(SlowCsiSnapshotTest, ReadinessFlipsFromFalseToTrue) {
   EXPECT_EQ(CountSimRequests("POST", "snapshot_create"), 1);
   ASSERT_TRUE(List({}, &listed).ok());
   EXPECT_TRUE(listed.entries(0).snapshot().ready_to_use());
+  ASSERT_TRUE(Get(early.snapshot_id(), &got).ok());
+  EXPECT_TRUE(got.ready_to_use());
   StopPlugin();
   auto rows = Db("SELECT state, polls FROM snapshots");
   ASSERT_EQ(rows.size(), 1u);

@@ -41,6 +41,7 @@ TEST(Unimplemented, ControllerRpcsOnANodeOnlyPlugin) {
   CALL(ControllerExpandVolume);
   CALL(ControllerGetVolume);
   CALL(ControllerModifyVolume);
+  CALL(GetSnapshot);
 #undef CALL
   grpc::ClientContext context;
   csi::v1::CreateVolumeResponse response;
