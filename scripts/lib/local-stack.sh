@@ -53,13 +53,14 @@ print(json.load(urllib.request.urlopen(request))["id"])
 PY
 }
 
-# stack_start_plugin PLUGIN_BINARY PROJECT INSTANCE_ID SOCKET: waits until the socket exists.
+# stack_start_plugin PLUGIN_BINARY PROJECT INSTANCE_ID SOCKET [PLUGIN_FLAG...]: waits until the
+# socket exists.
 stack_start_plugin() {
   mkdir -p "$(dirname "$4")"
   OXIDE_HOST="http://127.0.0.1:$stack_port" OXIDE_TOKEN_FILE="$stack_work/token" \
   OXIDE_PROJECT="$2" OXIDE_INSTANCE_ID="$3" \
     "$1" --mode=all --endpoint="unix://$4" --state-db="$stack_work/state/state.db" \
-    --oxide-insecure --sysfs-root="$stack_work/guest-sys" 2> "$stack_work/plugin.log" &
+    --oxide-insecure --sysfs-root="$stack_work/guest-sys" "${@:5}" 2> "$stack_work/plugin.log" &
   stack_plugin_pid=$!
   for _ in $(seq 400); do [ -S "$4" ] && break; sleep 0.05; done
 }

@@ -147,6 +147,19 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseInt("default-volume-size-gib", v, 1, 1023, 10, &s.default_volume_size_gib);
        }},
+      {"advertise-csi-version", nullptr, "1.12|1.10", "1.12",
+       "controller: newest CSI version whose capabilities are advertised; 1.10 hides "
+       "GET_SNAPSHOT from clients that reject capabilities they do not know (GetSnapshot is "
+       "served either way)",
+       [](Settings& s, const std::string& v) {
+         if (v == "1.12")
+           s.advertised_csi_minor = 12;
+         else if (v == "1.10")
+           s.advertised_csi_minor = 10;
+         else
+           return Invalid("advertise-csi-version", "\"" + v + "\" is not one of 1.12, 1.10");
+         return Status::Ok();
+       }},
       {"oxide-host", "OXIDE_HOST", "URL", "(required for the controller)",
        "Oxide silo API address, https://...",
        [](Settings& s, const std::string& v) {

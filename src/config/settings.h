@@ -41,6 +41,9 @@ struct Settings {
   std::string oxide_ca_file;
   bool oxide_insecure = false;
   int default_volume_size_gib = 10;  // CreateVolume without a capacity range
+  // The newest CSI minor version whose capabilities ControllerGetCapabilities lists (10 or 12):
+  // clients built from an older spec may reject a capability they do not know.
+  int advertised_csi_minor = 12;
 
   // Node: the Oxide instance this node runs on.
   std::string instance_id;

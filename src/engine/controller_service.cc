@@ -24,6 +24,7 @@ ControllerService::ControllerService(const Settings& settings, backend::OxideCli
                                      VolumeEngine* engine, SnapshotEngine* snapshots)
     : zone_(settings.topology_zone),
       default_size_(static_cast<uint64_t>(settings.default_volume_size_gib) * kGiB),
+      advertise_get_snapshot_(settings.advertised_csi_minor >= 12),
       oxide_(oxide),
       engine_(engine),
       snapshots_(snapshots) {}
@@ -286,8 +287,11 @@ void ControllerService::ControllerGetCapabilities(
   for (auto type : {Rpc::CREATE_DELETE_VOLUME, Rpc::PUBLISH_UNPUBLISH_VOLUME, Rpc::LIST_VOLUMES,
                     Rpc::LIST_VOLUMES_PUBLISHED_NODES, Rpc::GET_VOLUME, Rpc::VOLUME_CONDITION,
                     Rpc::GET_CAPACITY, Rpc::SINGLE_NODE_MULTI_WRITER, Rpc::CREATE_DELETE_SNAPSHOT,
-                    Rpc::LIST_SNAPSHOTS, Rpc::GET_SNAPSHOT, Rpc::CLONE_VOLUME}) {
+                    Rpc::LIST_SNAPSHOTS, Rpc::CLONE_VOLUME}) {
     response.add_capabilities()->mutable_rpc()->set_type(type);
+  }
+  if (advertise_get_snapshot_) {  // new in CSI v1.12
+    response.add_capabilities()->mutable_rpc()->set_type(Rpc::GET_SNAPSHOT);
   }
   reply.Ok(std::move(response));
 }

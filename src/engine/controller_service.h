@@ -55,6 +55,7 @@ class ControllerService {
 
   std::string zone_;
   uint64_t default_size_;
+  bool advertise_get_snapshot_;
   backend::OxideClient* oxide_;
   VolumeEngine* engine_;
   SnapshotEngine* snapshots_;

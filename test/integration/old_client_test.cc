@@ -2,8 +2,8 @@
 // messages (test/compat/csi_v1_10.proto) go to the plugin's csi.v1 methods over the real socket,
 // against the real simulator, and the plugin's answers parse with the old schema. gtest main
 // thread only.
-#include <grpcpp/impl/rpc_method.h>
 #include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/impl/rpc_method.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -84,6 +84,36 @@ TEST_F(OldClientTest, AV1_10ClientProvisionsSnapshotsAndListsThem) {
   remove.set_volume_id(created.volume().volume_id());
   csi::v1_10::DeleteVolumeResponse removed;
   ASSERT_TRUE(CallAsV1_10("/csi.v1.Controller/DeleteVolume", remove, &removed).ok());
+}
+
+// For clients that reject a capability they do not know (csi-sanity v5.3.1 is one): the plugin
+// lists only v1.10's, and still serves GetSnapshot to those that ask.
+class AdvertisingV1_10Test : public OldClientTest {
+ protected:
+  std::vector<std::string> plugin_args() const override { return {"--advertise-csi-version=1.10"}; }
+};
+
+TEST_F(AdvertisingV1_10Test, OnlyV1_10CapabilitiesAreListedAndGetSnapshotIsStillServed) {
+  csi::v1_10::ControllerGetCapabilitiesResponse capabilities;
+  ASSERT_TRUE(CallAsV1_10("/csi.v1.Controller/ControllerGetCapabilities",
+                          csi::v1_10::ControllerGetCapabilitiesRequest(), &capabilities)
+                  .ok());
+  ASSERT_GT(capabilities.capabilities_size(), 0);
+  for (const auto& capability : capabilities.capabilities()) {
+    EXPECT_TRUE(csi::v1_10::ControllerServiceCapability::RPC::Type_IsValid(capability.rpc().type()))
+        << capability.rpc().type();
+  }
+  csi::v1::Volume volume = MustCreate("pvc-v1-10");
+  csi::v1::CreateSnapshotRequest take;
+  take.set_name("snap-v1-10");
+  take.set_source_volume_id(volume.volume_id());
+  csi::v1::CreateSnapshotResponse taken;
+  ASSERT_TRUE(controller_->CreateSnapshot(Call().get(), take, &taken).ok());
+  csi::v1::GetSnapshotRequest get;
+  get.set_snapshot_id(taken.snapshot().snapshot_id());
+  csi::v1::GetSnapshotResponse got;
+  ASSERT_TRUE(controller_->GetSnapshot(Call().get(), get, &got).ok());
+  EXPECT_EQ(got.snapshot().source_volume_id(), volume.volume_id());
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ TEST(Settings, DefaultsWithOnlyTheRequiredSettings) {
   EXPECT_EQ(s.oxide_token, kToken);
   EXPECT_EQ(s.oxide_project, "k8s");
   EXPECT_EQ(s.instance_id, kInstance);
+  EXPECT_EQ(s.advertised_csi_minor, 12);
 }
 
 TEST(Settings, EndpointFromEnvironmentAndFlagsOverrideIt) {
@@ -68,7 +69,7 @@ TEST(Settings, HelpListsEverySettingWithItsDefault) {
        {"--endpoint", "--mode", "--driver-name", "--state-db", "--socket-mode", "--log-level",
         "--log-format", "--shutdown-grace-seconds", "--oxide-host", "--oxide-project",
         "--oxide-token-file", "--oxide-ca-file", "--oxide-insecure", "--instance-id",
-        "--instance-metadata-file", "CSI_ENDPOINT", "OXIDE_TOKEN"}) {
+        "--instance-metadata-file", "--advertise-csi-version", "CSI_ENDPOINT", "OXIDE_TOKEN"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(help.find("default: /var/lib/oxide-csi/state.db"), std::string::npos);
@@ -111,6 +112,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{kEp, "--socket-mode=999"}, ControllerEnv(), "--socket-mode"},
         BadCase{{kEp, "--log-level=loud"}, ControllerEnv(), "--log-level"},
         BadCase{{kEp, "--log-format=xml"}, ControllerEnv(), "--log-format"},
+        BadCase{{kEp, "--advertise-csi-version=1.11"}, ControllerEnv(), "one of 1.12, 1.10"},
         BadCase{{kEp, "--shutdown-grace-seconds=-1"}, ControllerEnv(), "--shutdown-grace-seconds"},
         BadCase{{kEp, "--shutdown-grace-seconds=ten"}, ControllerEnv(), "--shutdown-grace-seconds"},
         BadCase{{kEp, "--no-such-flag=1"}, ControllerEnv(), "unknown flag --no-such-flag"},
