@@ -2,29 +2,80 @@
 """Static checks of deploy/Containerfile (no container engine is needed or used).
 
 Each broken invariant prints `FAIL [name]: what is wrong`; the script then exits 1.
-Usage: check_containerfile.py [--containerfile FILE] [--project-version X.Y.Z | --cmakelists F]
+Usage: check_containerfile.py --binary PLUGIN --binary CTL [--containerfile FILE]
+                              [--project-version X.Y.Z | --cmakelists F]
+The runtime library packages are derived from the built binaries: the shared libraries `ldd`
+lists plus those they dlopen() (their sonames appear in the binary), each mapped to its Debian
+package with `dpkg -S`. So the list cannot drift from what the binaries need.
 """
 import argparse
 import os
 import re
 import shlex
+import subprocess
 import sys
 
 INVARIANTS = {
     "containerfile-stages": "multi-stage: a Debian 12 build stage, a debian:12-slim runtime stage",
     "containerfile-build": "the build stage runs scripts/install-deps.sh, configures with "
                            "-DOXIDE_CSI_BUILD_TESTS=OFF -DOXIDE_CSI_BUILD_BENCH=OFF, builds, installs",
-    "containerfile-runtime-packages": "the runtime stage installs the runtime libraries, e2fsprogs, "
-                                      "xfsprogs, util-linux, ca-certificates, without recommends, "
-                                      "and no compiler or -dev package",
+    "containerfile-runtime-packages": "the runtime stage installs e2fsprogs, xfsprogs, util-linux, "
+                                      "mount, ca-certificates, without recommends, and no compiler "
+                                      "or -dev package",
+    "containerfile-runtime-libraries": "the runtime stage installs the Debian package of every "
+                                       "shared library the binaries load or dlopen, and no "
+                                       "library package they do not",
     "containerfile-binary": "the runtime stage copies /usr/bin/oxide-csi-plugin from the build "
                             "stage and runs it as the entrypoint",
     "containerfile-version": "ARG VERSION defaults to the project version and labels the image",
 }
-# gRPC and protobuf are linked into the binaries (OXIDE_CSI_STATIC_GRPC); the build stage's
-# "ldd ... not found" step catches any shared library missing from this list.
-RUNTIME_PACKAGES = ["libuv1", "libsqlite3-0", "libcurl4",
-                    "e2fsprogs", "xfsprogs", "util-linux", "ca-certificates"]
+# The node service's tools and the CA bundle; library packages are derived from the binaries.
+RUNTIME_PACKAGES = ["e2fsprogs", "xfsprogs", "util-linux", "mount", "ca-certificates"]
+SONAME = re.compile(rb"lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)+")
+
+
+def dpkg_owner(path):
+    """The Debian package that ships `path` (trying the /usr-merged and resolved spellings)."""
+    real = os.path.realpath(path)
+    candidates = [path, real]
+    for p in (path, real):
+        candidates.append(p[4:] if p.startswith("/usr/") else "/usr" + p)
+    for c in candidates:
+        r = subprocess.run(["dpkg", "-S", c], capture_output=True, text=True)
+        if r.returncode == 0:
+            return r.stdout.split(":", 1)[0].strip()
+    return None
+
+
+def library_packages(binaries):
+    """{package: [sonames]} for every shared library the binaries load or dlopen; or an error."""
+    paths = {}
+    for binary in binaries:
+        r = subprocess.run(["ldd", binary], capture_output=True, text=True)
+        if r.returncode != 0:
+            return None, f"ldd {binary} failed: {r.stderr.strip()}"
+        for line in r.stdout.splitlines():
+            if "not found" in line:
+                return None, f"{binary}: {line.strip()}"
+            m = re.match(r"\s*(\S+)\s+=>\s+(/\S+)", line)
+            if m:
+                paths[m.group(1)] = m.group(2)
+        with open(binary, "rb") as f:
+            named = {s.decode() for s in SONAME.findall(f.read())}
+        cache = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+        for soname in sorted(named - set(paths)):     # opened with dlopen()
+            m = re.search(r"^\s*" + re.escape(soname) + r" \(libc6,x86-64[^)]*\) => (\S+)$", cache,
+                          re.M)
+            if not m:
+                return None, f"{binary} names {soname} (dlopen), which this machine does not have"
+            paths[soname] = m.group(1)
+    packages = {}
+    for soname, path in sorted(paths.items()):
+        owner = dpkg_owner(path)
+        if owner is None:
+            return None, f"no Debian package ships {path} ({soname})"
+        packages.setdefault(owner, []).append(soname)
+    return packages, None
 BUILD_ONLY = re.compile(r"^(build-essential|cmake|g\+\+.*|gcc.*|clang.*|make|pkg-config|git|"
                         r"protobuf-compiler.*|.*-dev)$")
 DEBIAN12 = re.compile(r"^(docker\.io/(library/)?)?debian:(12|bookworm)(-slim)?([-.][\w.-]*)?(@sha256:[0-9a-f]+)?$")
@@ -65,6 +116,8 @@ def main(argv=None):
     ap.add_argument("--containerfile", default=os.path.join(repo, "deploy", "Containerfile"))
     ap.add_argument("--project-version")
     ap.add_argument("--cmakelists", default=os.path.join(repo, "CMakeLists.txt"))
+    ap.add_argument("--binary", action="append", default=[],
+                    help="a built binary the image carries (oxide-csi-plugin, oxide-csi-ctl)")
     a = ap.parse_args(argv)
     version = a.project_version or project_version_from(a.cmakelists)
     fails = []
@@ -137,6 +190,22 @@ def main(argv=None):
     for p in RUNTIME_PACKAGES:
         if p not in installed:
             fail("containerfile-runtime-packages", f"the runtime stage does not install {p}")
+    if not a.binary:
+        fail("containerfile-runtime-libraries", "no --binary given: the library packages are "
+                                                "derived from the built binaries")
+    else:
+        needed, error = library_packages(a.binary)
+        if error:
+            fail("containerfile-runtime-libraries", error)
+        else:
+            for pkg, sonames in sorted(needed.items()):
+                if pkg not in installed:
+                    fail("containerfile-runtime-libraries",
+                         f"the runtime stage does not install {pkg} ({', '.join(sonames)})")
+            for pkg in installed:
+                if pkg.startswith("lib") and not BUILD_ONLY.match(pkg) and pkg not in needed:
+                    fail("containerfile-runtime-libraries",
+                         f"the runtime stage installs {pkg}, which no binary loads")
     for p in installed:
         if BUILD_ONLY.match(p):
             fail("containerfile-runtime-packages", f"the runtime stage installs build-only package {p}")

@@ -666,6 +666,16 @@ def runtime_with_dev_package(cp):
     cp.text(CF, "libcurl4 \\", "libcurl4 libcurl4-openssl-dev build-essential \\")
 
 
+@case("containerfile-runtime-libraries", checker="containerfile")
+def runtime_without_libuv(cp):
+    cp.text(CF, " libuv1 ", " ")
+
+
+@case("containerfile-runtime-libraries", checker="containerfile")
+def runtime_with_a_library_nothing_loads(cp):
+    cp.text(CF, "libcurl4 \\", "libcurl4 libabsl20220623 \\")
+
+
 @case("containerfile-runtime-packages", checker="containerfile")
 def runtime_with_recommends(cp):
     cp.text(CF, "apt-get install -y --no-install-recommends", "apt-get install -y")
@@ -714,17 +724,19 @@ def enable_optional_overlay_patches(cp):
     cp.write(rel, "\n".join(out))
 
 
-def run_checker(checker, root, version, kubectl):
+def run_checker(checker, root, version, kubectl, binaries):
     cmd = [sys.executable, CHECKERS[checker], "--project-version", version]
     if checker == "manifests":
         cmd += ["--deploy-dir", root] + (["--kubectl", kubectl] if kubectl else [])
     else:
         cmd += ["--containerfile", os.path.join(root, "Containerfile")]
+        for binary in binaries:
+            cmd += ["--binary", binary]
     p = subprocess.run(cmd, capture_output=True, text=True)
     return p.returncode, p.stdout + p.stderr
 
 
-def run_case(c, version, kubectl, scratch):
+def run_case(c, version, kubectl, scratch, binaries):
     root = tempfile.mkdtemp(dir=scratch)
     deploy = os.path.join(root, "deploy")
     shutil.copytree(os.path.join(REPO, "deploy"), deploy)
@@ -733,7 +745,7 @@ def run_case(c, version, kubectl, scratch):
         c["mutate"](cp)
     except AssertionError as e:
         return False, f"{c['id']}: {e}"
-    rc, out = run_checker(c["checker"], deploy, c.get("version") or version, kubectl)
+    rc, out = run_checker(c["checker"], deploy, c.get("version") or version, kubectl, binaries)
     failed = set(FAIL_RE.findall(out))
     if c.get("positive"):
         ok = rc == 0 and not failed
@@ -754,6 +766,8 @@ def main():
     ap.add_argument("-k", dest="only", help="run only cases whose name contains this")
     ap.add_argument("-v", action="store_true", help="print the checker's message for every case")
     ap.add_argument("-j", type=int, default=4)
+    ap.add_argument("--binary", action="append", default=[],
+                    help="a built binary the image carries (passed on to check_containerfile.py)")
     a = ap.parse_args()
     sys.path.insert(0, HERE)
     sys.dont_write_bytecode = True   # leave no __pycache__ in the source tree
@@ -784,7 +798,7 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="oxide-csi-deploy-neg-") as scratch, \
             concurrent.futures.ThreadPoolExecutor(max_workers=a.j) as pool:
-        results = list(pool.map(lambda c: run_case(c, version, a.kubectl, scratch), cases))
+        results = list(pool.map(lambda c: run_case(c, version, a.kubectl, scratch, a.binary), cases))
     for ok, msg in results:
         if ok:
             passed += 1

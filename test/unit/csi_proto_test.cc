@@ -1,6 +1,6 @@
 // Guards the CSI protobuf against accidental edits: the package, the services and their RPCs,
 // field numbers of the messages the plugin serves, and the csi_secret option on every secrets
-// field. The expected values are those of the public csi.proto (v1.10).
+// field. The expected values are those of the public csi.proto (v1.12).
 #include <google/protobuf/descriptor.h>
 #include <gtest/gtest.h>
 
@@ -29,7 +29,7 @@ TEST(CsiProto, ServicesAndMethods) {
   const auto* file = csi::v1::CreateVolumeRequest::descriptor()->file();
   EXPECT_EQ(file->package(), "csi.v1");
   std::map<std::string, int> methods = {{"Identity", 3},
-                                        {"Controller", 14},
+                                        {"Controller", 15},
                                         {"Node", 8},
                                         {"GroupController", 4},
                                         {"SnapshotMetadata", 2}};
@@ -91,6 +91,9 @@ TEST(CsiProto, FieldNumbersMatchThePublicSpecification) {
       {"Snapshot", "group_snapshot_id", 6},
       {"ListSnapshotsRequest", "source_volume_id", 3},
       {"ListSnapshotsRequest", "snapshot_id", 4},
+      {"GetSnapshotRequest", "snapshot_id", 1},
+      {"GetSnapshotRequest", "secrets", 2},
+      {"GetSnapshotResponse", "snapshot", 1},
       {"NodeStageVolumeRequest", "staging_target_path", 3},
       {"NodeStageVolumeRequest", "volume_capability", 4},
       {"NodeStageVolumeRequest", "volume_context", 6},
@@ -123,6 +126,7 @@ TEST(CsiProto, EnumValuesMatchThePublicSpecification) {
   EXPECT_EQ(ControllerServiceCapability_RPC::GET_VOLUME, 12);
   EXPECT_EQ(ControllerServiceCapability_RPC::SINGLE_NODE_MULTI_WRITER, 13);
   EXPECT_EQ(ControllerServiceCapability_RPC::MODIFY_VOLUME, 14);
+  EXPECT_EQ(ControllerServiceCapability_RPC::GET_SNAPSHOT, 15);
   EXPECT_EQ(NodeServiceCapability_RPC::VOLUME_CONDITION, 4);
   EXPECT_EQ(NodeServiceCapability_RPC::SINGLE_NODE_MULTI_WRITER, 5);
   EXPECT_EQ(NodeServiceCapability_RPC::VOLUME_MOUNT_GROUP, 6);
@@ -147,10 +151,29 @@ TEST(CsiProto, EverySecretsFieldCarriesTheCsiSecretOption) {
   for (int i = 0; i < file->message_type_count(); ++i)
     visit(file->message_type(i));
   // Create/Delete/ControllerPublish/ControllerUnpublish/ValidateVolumeCapabilities/
-  // ControllerModify/CreateSnapshot/DeleteSnapshot/ListSnapshots/ControllerExpand/NodeStage/
+  // ControllerModify/CreateSnapshot/DeleteSnapshot/ListSnapshots/GetSnapshot/ControllerExpand/
+  // NodeStage/
   // NodePublish/NodeExpand/CreateVolumeGroupSnapshot/DeleteVolumeGroupSnapshot/
   // GetVolumeGroupSnapshot/GetMetadataAllocated/GetMetadataDelta.
-  EXPECT_EQ(secrets_fields, 18);
+  EXPECT_EQ(secrets_fields, 19);
+}
+
+// CSI v1.12 made ControllerModifyVolume generally available; GetSnapshot is new and not alpha.
+TEST(CsiProto, ModifyVolumeAndGetSnapshotAreNotAlpha) {
+  const auto* controller = DescriptorPool::generated_pool()->FindServiceByName("csi.v1.Controller");
+  ASSERT_NE(controller, nullptr);
+  for (const char* method : {"ControllerModifyVolume", "GetSnapshot"}) {
+    const auto* m = controller->FindMethodByName(method);
+    ASSERT_NE(m, nullptr) << method;
+    EXPECT_FALSE(m->options().GetExtension(csi::v1::alpha_method)) << method;
+  }
+  for (const char* message : {"ControllerModifyVolumeRequest", "ControllerModifyVolumeResponse"}) {
+    EXPECT_FALSE(Message(message)->options().GetExtension(csi::v1::alpha_message)) << message;
+  }
+  EXPECT_FALSE(Message("CreateVolumeRequest")
+                   ->FindFieldByName("mutable_parameters")
+                   ->options()
+                   .GetExtension(csi::v1::alpha_field));
 }
 
 TEST(CsiProto, WireEncodingOfAKnownMessage) {
