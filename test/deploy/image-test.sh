@@ -19,11 +19,11 @@
 # (default /var/cache/oxide-csi-image, ~0.7 GB); a warm run rebuilds only the layers of the
 # binaries, and each run drops the images older runs left there.
 # When buildah or debootstrap cannot be installed, or Debian's archive cannot be reached, it
-# prints one line saying so and exits 0.
+# prints one line saying so and exits 0. OXIDE_CSI_DEBIAN_MIRROR overrides the archive's address.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cache="${OXIDE_CSI_IMAGE_CACHE:-/var/cache/oxide-csi-image}"
-mirror="http://deb.debian.org/debian"
+mirror="${OXIDE_CSI_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 tag=localhost/oxide-csi-plugin:test
 instance=11111111-2222-4333-8444-555555555555
 
