@@ -13,6 +13,7 @@
 
 #include "rpc/call_info.h"
 #include "rpc/call_registry.h"
+#include "rpc/canonical_ids.h"
 #include "rpc/completion_tag.h"
 #include "rpc/message_redaction.h"
 #include "rpc/reply.h"
@@ -114,6 +115,7 @@ class UnaryCall final : public CompletionTag, public ReplySink<Response> {
     }
     counted_ = true;
     registry_->CallStarted();
+    CanonicalizeIds(&request_);
     if (log::Enabled(log::Level::kDebug)) {
       log::Debug("rpc request", {{"rpc", info_.method},
                                  {"request_id", info_.request_id},

@@ -2,6 +2,7 @@
 // and each error the CSI spec and the Oxide rules call for.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -374,6 +375,37 @@ TEST_F(SlowAttachTest, AnotherCallOnABusyVolumeIsAbortedAndAnIdenticalOneJoins) 
   EXPECT_TRUE(joined.ok()) << joined.error_message();
   EXPECT_TRUE(first.get().ok());
   EXPECT_EQ(CountSimRequests("POST", "instance_disk_attach"), 1) << "the identical retry joined";
+}
+
+// Ids are canonical before the operation tracker sees them: the same volume in capitals is the
+// same volume, busy with the publish in flight.
+class SlowAttachDebugLogTest : public SlowAttachTest {
+ protected:
+  std::vector<std::string> plugin_args() const override { return {"--log-level=debug"}; }
+};
+
+TEST_F(SlowAttachDebugLogTest, AnIdInCapitalsIsTheSameVolumeAndIsAbortedWhileBusy) {
+  std::string node = Instance("node-case");
+  csi::v1::Volume volume = MustCreate("pvc-case");
+  std::string upper = volume.volume_id();
+  std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+  std::string upper_node = node;
+  std::transform(upper_node.begin(), upper_node.end(), upper_node.begin(), ::toupper);
+  auto first = std::async(std::launch::async, [&] { return Publish(volume.volume_id(), node); });
+  // The publish's handler runs in the loop turn that logs its request; the attach then takes
+  // 1.5 s in the simulator.
+  ASSERT_TRUE(plugin_->WaitForLog("msg=\"rpc request\" rpc=ControllerPublishVolume",
+                                  std::chrono::seconds(10)));
+  ExpectCode(Unpublish(upper, upper_node), StatusCode::ABORTED,
+             "operation ControllerPublishVolume pending for volume " + volume.volume_id());
+  ExpectCode(Delete(upper), StatusCode::ABORTED, "pending");
+  ASSERT_TRUE(first.get().ok());
+  // Unpublish in capitals then detaches it, as the lowercase id would.
+  ASSERT_TRUE(Unpublish(upper, upper_node).ok());
+  EXPECT_TRUE(SimDisk(volume.volume_id())["state"]["instance"].is_null() ||
+              SimDisk(volume.volume_id())["state"]["instance"] == "")
+      << SimDisk(volume.volume_id()).dump();
+  EXPECT_EQ(SimDisk(volume.volume_id())["state"]["state"], "detached");
 }
 
 TEST_F(SlowAttachTest, AnOperationOutlivesItsDeadlineAndTheRetryGetsItsResult) {
