@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/sha256.h"
+#include "util/utf8_cut.h"
 
 namespace oxide::engine {
 namespace {
@@ -14,6 +15,8 @@ constexpr std::string_view kDescriptionPrefix = "oxide-csi volume ";
 constexpr std::string_view kSnapshotDescriptionPrefix = "oxide-csi snapshot ";
 constexpr std::string_view kCloneSourcePrefix = "oxide-csi clone source for volume ";
 constexpr std::string_view kClonedFrom = " cloned from volume ";
+// Oxide stores a description in at most 512 bytes and refuses a longer one.
+constexpr size_t kMaxDescriptionBytes = 512;
 
 std::string ReadablePart(std::string_view co_name, size_t room) {
   std::string out;
@@ -87,17 +90,27 @@ bool IsPluginDiskName(std::string_view disk_name) {
   return disk_name.size() == kNvmeSerialBytes || disk_name[kNvmeSerialBytes] == '-';
 }
 
-std::string DescriptionFor(std::string_view co_name, std::string_view pvc_namespace,
-                           std::string_view pvc_name) {
+namespace {
+
+// The prefix and the quoted CO name (at most ~270 bytes: CSI names are at most 128 bytes) are
+// read back and always kept whole, as is `tail`; the PVC part, only for people, is cut to fit.
+std::string FittedDescription(std::string_view co_name, std::string_view pvc_namespace,
+                              std::string_view pvc_name, std::string_view tail) {
   std::string description(kDescriptionPrefix);
   description += nlohmann::json(std::string(co_name)).dump();
   if (!pvc_name.empty()) {
-    description += " for pvc ";
-    description += pvc_namespace;
-    description += "/";
-    description += pvc_name;
+    std::string pvc = " for pvc " + std::string(pvc_namespace) + "/" + std::string(pvc_name);
+    size_t used = description.size() + tail.size();
+    description += CutUtf8(pvc, used < kMaxDescriptionBytes ? kMaxDescriptionBytes - used : 0);
   }
-  return description;
+  return description + std::string(tail);
+}
+
+}  // namespace
+
+std::string DescriptionFor(std::string_view co_name, std::string_view pvc_namespace,
+                           std::string_view pvc_name) {
+  return FittedDescription(co_name, pvc_namespace, pvc_name, "");
 }
 
 std::optional<std::string> CoNameFromDescription(std::string_view description) {
@@ -106,8 +119,8 @@ std::optional<std::string> CoNameFromDescription(std::string_view description) {
 
 std::string CloneDescriptionFor(std::string_view co_name, std::string_view pvc_namespace,
                                 std::string_view pvc_name, std::string_view source_volume_id) {
-  return DescriptionFor(co_name, pvc_namespace, pvc_name) + std::string(kClonedFrom) +
-         std::string(source_volume_id);
+  return FittedDescription(co_name, pvc_namespace, pvc_name,
+                           std::string(kClonedFrom) + std::string(source_volume_id));
 }
 
 std::optional<std::string> ClonedFromDescription(std::string_view description) {

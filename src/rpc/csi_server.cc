@@ -1,5 +1,6 @@
 #include "rpc/csi_server.h"
 
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <sys/stat.h>
@@ -11,6 +12,16 @@
 #include "util/log.h"
 
 namespace oxide::rpc {
+namespace {
+
+// The largest CSI request within the spec's size limits is ~25 KiB (NodePublishVolume: four
+// 4 KiB maps, 4 KiB of mount flags, two paths); gRPC's default would buffer 4 MB per call.
+constexpr int kMaxRequestBytes = 64 * 1024;
+// Memory gRPC may take for the calls it is receiving and answering, all together; beyond it,
+// gRPC refuses new work (RESOURCE_EXHAUSTED) instead of growing.
+constexpr size_t kServerMemoryBytes = 32 * 1024 * 1024;
+
+}  // namespace
 
 // clang-format off
 CsiServer::CsiServer(EventLoop* loop, CsiHandlers handlers)
@@ -39,6 +50,10 @@ Status CsiServer::Start(const ServerOptions& options) {
   builder.RegisterService(&Controller_service_);
   builder.RegisterService(&Node_service_);
   cq_ = builder.AddCompletionQueue();
+  builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
+  grpc::ResourceQuota quota("csi-server");
+  quota.Resize(kServerMemoryBytes);
+  builder.SetResourceQuota(quota);
 
   // The socket is created with the final permissions: never briefly wider than asked.
   mode_t previous_umask = umask(0777 & ~options.socket_mode);

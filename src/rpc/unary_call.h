@@ -17,6 +17,7 @@
 #include "rpc/completion_tag.h"
 #include "rpc/message_redaction.h"
 #include "rpc/reply.h"
+#include "rpc/size_limits.h"
 #include "rpc/status_conversion.h"
 #include "util/log.h"
 
@@ -115,6 +116,10 @@ class UnaryCall final : public CompletionTag, public ReplySink<Response> {
     }
     counted_ = true;
     registry_->CallStarted();
+    if (Status limits = CheckSizeLimits(request_); !limits.ok()) {
+      reply.Fail(limits);
+      return;
+    }
     CanonicalizeIds(&request_);
     if (log::Enabled(log::Level::kDebug)) {
       log::Debug("rpc request", {{"rpc", info_.method},

@@ -68,7 +68,7 @@ InstanceParams read_instance_create(const nlohmann::json& body) {
   ObjectReader reader(body, "InstanceCreate");
   InstanceParams params;
   params.name = reader.name("name");
-  params.description = reader.string("description");
+  params.description = reader.description("description");
   params.hostname = reader.string("hostname");
   if (!valid_hostname(params.hostname)) {
     throw BodyError("invalid hostname \"" + params.hostname + "\": must be a RFC 1035 hostname");

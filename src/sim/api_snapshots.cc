@@ -87,7 +87,7 @@ void snapshot_create(Services& services, const CallPtr& call) {
   try {
     ObjectReader reader(body, "SnapshotCreate");
     name = reader.name("name");
-    description = reader.string("description");
+    description = reader.description("description");
     disk_selector = reader.name_or_id("disk");
     reader.finish();
   } catch (const BodyError& problem) {

@@ -35,7 +35,7 @@ void read_source(const nlohmann::json& value, DiskCreateParams* params) {
 DiskCreateParams read_disk_create(ObjectReader& reader) {
   DiskCreateParams params;
   params.name = reader.name("name");
-  params.description = reader.string("description");
+  params.description = reader.description("description");
   params.size = reader.u64("size");
   const nlohmann::json* backend_value = reader.raw("disk_backend");
   if (backend_value == nullptr) throw BodyError("missing field `disk_backend`");

@@ -118,6 +118,16 @@ std::string ObjectReader::string(const std::string& key) {
   return value.get<std::string>();
 }
 
+std::string ObjectReader::description(const std::string& key) {
+  constexpr size_t kMaxDescriptionBytes = 512;
+  std::string text = string(key);
+  if (text.size() > kMaxDescriptionBytes) {
+    throw BodyError(key + ": " + std::to_string(text.size()) + " bytes; a description is at most " +
+                    std::to_string(kMaxDescriptionBytes) + " bytes");
+  }
+  return text;
+}
+
 std::optional<std::string> ObjectReader::optional_string(const std::string& key) {
   const nlohmann::json* value = raw(key);
   if (value == nullptr || value->is_null()) return std::nullopt;

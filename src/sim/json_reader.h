@@ -34,6 +34,8 @@ class ObjectReader {
   const nlohmann::json* raw(const std::string& key);  // marks the key as known
   std::string string(const std::string& key);
   std::optional<std::string> optional_string(const std::string& key);
+  // A resource description: a string of at most 512 bytes (Oxide stores it as STRING(512)).
+  std::string description(const std::string& key);
   uint64_t u64(const std::string& key, const char* expected = "u64");
   std::optional<uint64_t> optional_u64(const std::string& key, const char* expected = "u64");
   bool boolean(const std::string& key, std::optional<bool> default_value = std::nullopt);

@@ -45,6 +45,14 @@ TEST_F(BadInputTest, WrongTypesAndMissingFields) {
   expect_error(api().post("/v1/disks?project=demo", body), 400, nullptr,
                "unable to parse JSON body: invalid type: floating point `1.5`, expected u64");
   body = blank_disk("pv-a");
+  body["description"] = std::string(513, 'd');  // Oxide stores at most 512 bytes
+  expect_error(api().post("/v1/disks?project=demo", body), 400, nullptr,
+               "unable to parse JSON body: description: 513 bytes; a description is at most 512 "
+               "bytes");
+  body["description"] = std::string(512, 'd');
+  ASSERT_EQ(api().post("/v1/disks?project=demo", body).status, 201);
+  ASSERT_EQ(api().del("/v1/disks/pv-a?project=demo").status, 204);
+  body = blank_disk("pv-a");
   body.erase("description");
   expect_error(api().post("/v1/disks?project=demo", body), 400, nullptr,
                "unable to parse JSON body: missing field `description`");

@@ -8,6 +8,7 @@
 
 #include "config/validation.h"
 #include "util/sha256.h"
+#include "util/utf8_cut.h"
 
 namespace oxide::engine {
 namespace {
@@ -100,6 +101,33 @@ TEST(DiskNaming, ACloneRecordsItsSourceAfterTheCsiName) {
   // A CSI name that merely contains the marker is not a clone.
   EXPECT_FALSE(
       ClonedFromDescription(DescriptionFor("x cloned from volume " + source, "", "")).has_value());
+}
+
+// Oxide refuses a description over 512 bytes: the PVC part is cut (on a character boundary, with
+// "…"); the CSI name and the clone source, which are read back, are kept whole.
+TEST(DiskNaming, DescriptionsFitOxidesLimitAndKeepWhatIsReadBack) {
+  const std::string source = "11111111-2222-3333-4444-555555555555";
+  const std::string co_name = std::string(64, '"') + std::string(64, 'n');  // 128 bytes, escaped
+  const std::string pvc_name = "\xc3\xa9" + std::string(5000, 'p');         // é, then 5 KB
+  const std::string ellipsis = "\xe2\x80\xa6";
+  std::string plain = DescriptionFor(co_name, std::string(5000, 's'), pvc_name);
+  EXPECT_LE(plain.size(), 512u);
+  EXPECT_EQ(CoNameFromDescription(plain), co_name);
+  EXPECT_EQ(plain.substr(plain.size() - ellipsis.size()), ellipsis);
+  std::string clone = CloneDescriptionFor(co_name, std::string(5000, 's'), pvc_name, source);
+  EXPECT_LE(clone.size(), 512u);
+  EXPECT_EQ(CoNameFromDescription(clone), co_name);
+  EXPECT_EQ(ClonedFromDescription(clone), source);
+  EXPECT_NE(clone.find(ellipsis + " cloned from volume "), std::string::npos) << clone;
+}
+
+TEST(CutUtf8, NeverSplitsACharacter) {
+  EXPECT_EQ(CutUtf8("short", 10), "short");
+  EXPECT_EQ(CutUtf8("abcdefgh", 6), "abc\xe2\x80\xa6");
+  // "é" is two bytes: a budget that would split it keeps it out.
+  EXPECT_EQ(CutUtf8("ab\xc3\xa9zzzz", 6), "ab\xe2\x80\xa6");
+  EXPECT_EQ(CutUtf8("ab\xc3\xa9zzzz", 7), "ab\xc3\xa9\xe2\x80\xa6");
+  EXPECT_EQ(CutUtf8("abcdef", 2), "");
 }
 
 }  // namespace
