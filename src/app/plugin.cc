@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "app/memory_trim.h"
 #include "backend/curl_library.h"
 #include "backend/oxide_client.h"
 #include "engine/controller_service.h"
@@ -89,6 +90,8 @@ int RunPlugin(const Settings& settings) {
 
   EventLoop loop;
   TurnMonitor turns(loop.uv());
+  // After a burst, checked every 5 s: RSS grown by more than 4 MiB is given back.
+  MemoryTrim memory_trim(loop.uv(), std::chrono::seconds(5), 4 << 20);
   // The store thread owns the database's connection from here on.
   auto commit = std::make_unique<store::GroupCommit>(loop.uv(), db);
   std::vector<engine::IdentityService::HealthCheck> health = {
@@ -155,6 +158,7 @@ int RunPlugin(const Settings& settings) {
       oxide.reset();
       commit->Flush();  // its handles are idle now; it lives on for the node service
       signals.Close();
+      memory_trim.Stop();
       turns.Stop();
       loop.Stop();
     });
@@ -181,6 +185,7 @@ int RunPlugin(const Settings& settings) {
     credentials->Start();
   }
   turns.Start();
+  memory_trim.Start();
   loop.Run();
   log::Info("oxide-csi-plugin exited cleanly");
   return 0;
