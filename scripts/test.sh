@@ -58,7 +58,7 @@ ctest --test-dir build-tsan --output-on-failure \
   -R '^(EventLoop|GroupCommitTest|MirrorTable|VolumeStoreTest|NodeVolumeStore|NodeDurabilityTest)\.'
 OXIDE_CSI_TEST_PLUGIN_BIN="$top/build-tsan/src/app/oxide-csi-plugin" \
   ctest --test-dir build -j"$jobs" --output-on-failure \
-  -R '^(Identity|Modes/IdentityInMode|Endpoint|Startup|Secrets|Unimplemented|Cli|ControllerTest|SlowAttachTest|WrongTokenTest|MissingProjectTest|DebugLogTest|ErrorCodesTest|OldClientTest|AdvertisingV1_10Test|LifecycleTest|CsiSnapshotTest|CsiSnapshotQuotaTest|SlowCsiSnapshotTest|SnapshotE2E|NodeTest|NodeWithSimulator|FsTypes/NodeFsLifecycle)\.|^Shutdown\.(Sigterm|AnIdle)'
+  -R '^(Identity|Modes/IdentityInMode|Endpoint|Startup|Secrets|Unimplemented|Cli|ControllerTest|SlowAttachTest|WrongTokenTest|MissingProjectTest|DebugLogTest|ErrorCodesTest|HostileInputTest|OldClientTest|AdvertisingV1_10Test|LifecycleTest|CsiSnapshotTest|CsiSnapshotQuotaTest|SlowCsiSnapshotTest|SnapshotE2E|NodeTest|NodeWithSimulator|FsTypes/NodeFsLifecycle)\.|^Shutdown\.(Sigterm|AnIdle)'
 unset TSAN_OPTIONS
 
 step "all tests passed"
