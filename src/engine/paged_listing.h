@@ -10,6 +10,7 @@
 
 #include "backend/oxide_client.h"
 #include "util/status.h"
+#include "util/utf8_cut.h"
 
 namespace oxide::engine {
 
@@ -20,7 +21,7 @@ inline constexpr uint32_t kMaxListPage = 1000;
 inline StatusOr<std::string> OxidePageToken(const std::string& starting_token) {
   if (starting_token.empty()) return std::string();
   if (starting_token.rfind(kPageTokenPrefix, 0) != 0) {
-    return Aborted("starting_token \"" + starting_token +
+    return Aborted("starting_token \"" + CutUtf8(starting_token, 128) +
                    "\" is not a token this plugin issued; list again from the start");
   }
   return starting_token.substr(std::string(kPageTokenPrefix).size());

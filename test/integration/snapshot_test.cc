@@ -265,6 +265,10 @@ TEST_F(CsiSnapshotTest, ListSnapshotsPagesAndFilters) {
   csi::v1::ListSnapshotsRequest bad;
   bad.set_starting_token("garbage");
   ExpectCode(List(bad, &one), StatusCode::ABORTED, "garbage");
+  bad.set_starting_token(std::string(4000, 'g'));  // within the 4 KiB limit; echoed cut
+  grpc::Status long_token = List(bad, &one);
+  ExpectCode(long_token, StatusCode::ABORTED, "\xe2\x80\xa6");
+  EXPECT_LT(long_token.error_message().size(), 300u) << long_token.error_message();
   bad.set_starting_token("ox1.garbage");
   ExpectCode(List(bad, &one), StatusCode::ABORTED, "no longer valid");
   bad.Clear();
