@@ -74,6 +74,13 @@ StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
     bool present = device && node::DeviceStillPresent(sysfs_root, *device);
     // A block volume is staged when its device is there; a mount volume when it is mounted.
     bool done = row.block ? present : Mounted(*mounts, device, false, row.staging_path);
+    if (row.state == store::kFormatting && !done) {
+      // Not a staging to roll back: the intent lets the retry redo the interrupted format.
+      ++counts.kept;
+      log::Info("kept the intent of an interrupted format for the retry",
+                {{"volume_id", row.volume_id}, {"serial", row.serial}});
+      continue;
+    }
     Settle(
         row, done, store::kStaged, row.staging_path, [&] { store.PutStaging(row); },
         [&] { store.DeleteStaging(row.volume_id); }, counts);

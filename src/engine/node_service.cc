@@ -147,10 +147,15 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
     }
   }
   if (!Begin(volume_id, "NodeStageVolume", reply)) return;
+  // A format of ours that a crash interrupted, on this volume's device: it is done again.
+  std::optional<StagingRow> before = store_.GetStaging(volume_id);
+  const bool format_intent = before && before->state == store::kFormatting &&
+                             before->serial == *serial && before->fs_type == capability->fs_type &&
+                             !capability->block;
 
   StagingRow row{.volume_id = volume_id,
                  .staging_path = request.staging_target_path(),
-                 .state = store::kStaging,
+                 .state = format_intent ? store::kFormatting : store::kStaging,
                  .capability = capability->key,
                  .block = capability->block,
                  .fs_type = capability->fs_type,
@@ -173,16 +178,12 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
 
 void NodeService::StageWithDevice(StagingRow row, node::MountOptions options,
                                   StatusOr<node::BlockDevice> device, StageReply reply) {
-  auto fail = [this, &row, &reply](const Status& status) {
-    store_.DeleteStaging(row.volume_id);  // nothing was mounted: the retry starts over
-    log::Warn("staging failed", {{"volume_id", row.volume_id}, {"error", status.message()}});
-    AnswerWhenDurable(row.volume_id, reply, status);
-  };
+  auto fail = [this, &row, &reply](const Status& status) { FailStaging(row, status, reply); };
   if (!device.ok()) return fail(device.status());
   // Never stage one device for two volumes.
   for (const StagingRow& other : store_.ListStagings()) {
     if (other.volume_id != row.volume_id && other.state != store::kStale &&
-        other.device_number == device->Number()) {
+        other.state != store::kFormatting && other.device_number == device->Number()) {
       return fail(FailedPrecondition("device " + device->node + " (serial " + row.serial +
                                      ") is already staged for volume " + other.volume_id));
     }
@@ -198,31 +199,66 @@ void NodeService::StageWithDevice(StagingRow row, node::MountOptions options,
   store_.PutStaging(row);
   node::BlockDevice found = *device;
   ContinueWhenDurable(row.volume_id, reply, [this, row, found, options, reply] {
+    const bool intent = row.state == store::kFormatting;
     RunBlocking(
         loop_->uv(),
-        [found, path = row.staging_path, fs_type = row.fs_type, options]() -> StatusOr<bool> {
-          bool formatted = false;
-          Status st = node::StageFilesystem(found, path, fs_type, options, &formatted);
-          if (!st.ok()) return st;
-          return formatted;
+        [found, path = row.staging_path, fs_type = row.fs_type, intent] {
+          return node::PlanStaging(found, path, fs_type, intent);
         },
-        [this, alive = alive_, row, found, reply](StatusOr<bool> formatted) mutable {
+        [this, alive = alive_, row, found, options, reply](StatusOr<node::StagePlan> plan) mutable {
           if (!*alive) return;
-          if (!formatted.ok()) {
-            store_.DeleteStaging(row.volume_id);
-            log::Warn("staging failed",
-                      {{"volume_id", row.volume_id}, {"error", formatted.status().message()}});
-            return AnswerWhenDurable(row.volume_id, reply, formatted.status());
+          if (!plan.ok()) return FailStaging(row, plan.status(), reply);
+          if (*plan != node::StagePlan::kFormat) {
+            return MountStaged(std::move(row), found, options, false, reply);
           }
-          row.state = store::kStaged;
+          if (row.state == store::kFormatting) {
+            log::Warn("formatting the volume again: an earlier format of it was interrupted",
+                      {{"volume_id", row.volume_id}, {"device", found.node}});
+            return MountStaged(std::move(row), found, options, true, reply);
+          }
+          // Durable before mkfs touches the device: after a crash the retry knows the device
+          // was blank and only our mkfs wrote to it.
+          row.state = store::kFormatting;
           store_.PutStaging(row);
-          log::Info("volume staged", {{"volume_id", row.volume_id},
-                                      {"device", found.node},
-                                      {"path", row.staging_path},
-                                      {"formatted", *formatted ? "yes" : "no"}});
-          AnswerWhenDurable(row.volume_id, reply, Status::Ok());
+          ContinueWhenDurable(row.volume_id, reply, [this, row, found, options, reply] {
+            log::Info(
+                "formatting volume",
+                {{"volume_id", row.volume_id}, {"device", found.node}, {"fs_type", row.fs_type}});
+            MountStaged(row, found, options, true, reply);
+          });
         });
   });
+}
+
+void NodeService::MountStaged(StagingRow row, const node::BlockDevice& found,
+                              const node::MountOptions& options, bool format, StageReply reply) {
+  const bool redo = format && row.state == store::kFormatting;
+  RunBlocking(
+      loop_->uv(),
+      [found, path = row.staging_path, fs_type = row.fs_type, options, format, redo] {
+        return node::FormatAndMount(found, path, fs_type, options, format, redo);
+      },
+      [this, alive = alive_, row, found, format, reply](Status mounted) mutable {
+        if (!*alive) return;
+        if (!mounted.ok()) return FailStaging(row, mounted, reply);
+        row.state = store::kStaged;
+        store_.PutStaging(row);
+        log::Info("volume staged", {{"volume_id", row.volume_id},
+                                    {"device", found.node},
+                                    {"path", row.staging_path},
+                                    {"formatted", format ? "yes" : "no"}});
+        AnswerWhenDurable(row.volume_id, reply, Status::Ok());
+      });
+}
+
+void NodeService::FailStaging(const StagingRow& row, const Status& status, StageReply reply) {
+  if (row.state == store::kFormatting) {
+    store_.PutStaging(row);  // the format intent stays for the retry
+  } else {
+    store_.DeleteStaging(row.volume_id);  // nothing was mounted: the retry starts over
+  }
+  log::Warn("staging failed", {{"volume_id", row.volume_id}, {"error", status.message()}});
+  AnswerWhenDurable(row.volume_id, reply, status);
 }
 
 void NodeService::NodeUnstageVolume(const rpc::CallInfo&,
@@ -246,7 +282,11 @@ void NodeService::NodeUnstageVolume(const rpc::CallInfo&,
     }
   }
   std::optional<StagingRow> row;
-  if (existing && existing->staging_path == path) row = existing;
+  // A format intent is not a staging: it stays (its device is never mounted while it does), so
+  // that a later stage of this volume can still finish the interrupted format.
+  if (existing && existing->staging_path == path && existing->state != store::kFormatting) {
+    row = existing;
+  }
   std::optional<node::BlockDevice> device;
   if (row) {
     device = StagedDevice(*row);

@@ -71,6 +71,12 @@ class NodeService {
   using StageReply = std::shared_ptr<rpc::Reply<csi::v1::NodeStageVolumeResponse>>;
   void StageWithDevice(store::StagingRow row, node::MountOptions options,
                        StatusOr<node::BlockDevice> device, StageReply reply);
+  // Formats (when `format`), checks and mounts on a worker; then the row is staged.
+  void MountStaged(store::StagingRow row, const node::BlockDevice& found,
+                   const node::MountOptions& options, bool format, StageReply reply);
+  // Answers a failed stage: the row goes (the retry starts over), unless it holds a format
+  // intent, which stays for the retry.
+  void FailStaging(const store::StagingRow& row, const Status& status, StageReply reply);
 
   // Runs `next` once every row written so far is durable; when the commit failed, ends the
   // volume's operation and answers UNAVAILABLE instead. Side effects wait for their intent.

@@ -10,14 +10,15 @@ bool IsSupportedFilesystem(const std::string& fs_type) {
   return fs_type == "ext4" || fs_type == "xfs";
 }
 
-Status MakeFilesystem(const std::string& device_node, const std::string& fs_type) {
+Status MakeFilesystem(const std::string& device_node, const std::string& fs_type, bool force) {
   if (!IsSupportedFilesystem(fs_type)) {
     return InvalidArgument("cannot create filesystem type \"" + fs_type + "\"");
   }
-  // No force flags: mkfs refuses on its own if it finds a signature we missed.
-  std::vector<std::string> argv = fs_type == "ext4"
-                                      ? std::vector<std::string>{"mkfs.ext4", "-q", device_node}
-                                      : std::vector<std::string>{"mkfs.xfs", "-q", device_node};
+  // Without `force`, mkfs refuses on its own if it finds a signature we missed.
+  std::vector<std::string> argv = fs_type == "ext4" ? std::vector<std::string>{"mkfs.ext4", "-q"}
+                                                    : std::vector<std::string>{"mkfs.xfs", "-q"};
+  if (force) argv.push_back(fs_type == "ext4" ? "-F" : "-f");
+  argv.push_back(device_node);
   auto run = RunCommand(argv);
   if (!run.ok()) return run.status();
   if (run->exit_code != 0) return Internal("formatting failed: " + DescribeFailure(argv, *run));

@@ -73,13 +73,12 @@ Status RemovePath(const std::string& path) {
 
 }  // namespace
 
-Status StageFilesystem(const BlockDevice& device, const std::string& staging_path,
-                       const std::string& fs_type, const MountOptions& options, bool* formatted) {
-  *formatted = false;
+StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const std::string& staging_path,
+                                const std::string& fs_type, bool format_intent) {
   auto mounts = ReadMountInfo();
   if (!mounts.ok()) return mounts.status();
   if (auto entry = FindMount(*mounts, staging_path)) {
-    if (MountBelongsTo(*entry, device, false, staging_path)) return Status::Ok();
+    if (MountBelongsTo(*entry, device, false, staging_path)) return StagePlan::kMounted;
     return FailedPrecondition("something else (" + entry->source + ", " + entry->fs_type +
                               ") is already mounted at " + staging_path +
                               "; refusing to mount over it");
@@ -87,23 +86,32 @@ Status StageFilesystem(const BlockDevice& device, const std::string& staging_pat
   auto content = ProbeDevice(device.node);
   if (!content.ok()) return content.status();
   switch (content->kind) {
-    case DeviceContent::Kind::kBlank: {
-      Status made = MakeFilesystem(device.node, fs_type);
-      if (!made.ok()) return made;
-      *formatted = true;
-      break;
-    }
+    case DeviceContent::Kind::kBlank:
+      return StagePlan::kFormat;
     case DeviceContent::Kind::kFilesystem:
-      if (content->fs_type != fs_type) {
-        return FailedPrecondition(device.node + " already holds a " + content->fs_type +
-                                  " filesystem but the volume capability asks for " + fs_type +
-                                  "; it is never reformatted");
+      if (content->fs_type == fs_type) {
+        // With the intent, the signature may be mkfs's unfinished work: formatted again.
+        return format_intent ? StagePlan::kFormat : StagePlan::kMount;
       }
+      return FailedPrecondition(device.node + " already holds a " + content->fs_type +
+                                " filesystem but the volume capability asks for " + fs_type +
+                                "; it is never reformatted");
+    case DeviceContent::Kind::kUnknownData:
+      if (format_intent) return StagePlan::kFormat;
       break;
     case DeviceContent::Kind::kPartitionTable:
-    case DeviceContent::Kind::kUnknownData:
-      return FailedPrecondition(device.node + " holds data (" + content->detail +
-                                "); refusing to format it");
+      break;
+  }
+  return FailedPrecondition(device.node + " holds data (" + content->detail +
+                            "); refusing to format it");
+}
+
+Status FormatAndMount(const BlockDevice& device, const std::string& staging_path,
+                      const std::string& fs_type, const MountOptions& options, bool format,
+                      bool redo) {
+  if (format) {
+    Status made = MakeFilesystem(device.node, fs_type, redo);
+    if (!made.ok()) return made;
   }
   Status checked = CheckFilesystem(device.node, fs_type);
   if (!checked.ok()) return checked;

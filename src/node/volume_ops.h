@@ -1,8 +1,8 @@
 // The blocking sequences behind the node RPCs, composed from the helpers of this folder: stage
-// (probe, format only when blank, check, mount), publish (bind mount), unmount-and-remove, and
-// the health of a mounted or published volume. Every function blocks: call them from
-// uv_queue_work, never on the loop thread. Each is idempotent: a repeat after a crash finds the
-// work done and answers OK.
+// (plan: probe, format only when blank or to redo our own interrupted format; check, mount),
+// publish (bind mount), unmount-and-remove, and the health of a mounted or published volume. Every
+// function blocks: call them from uv_queue_work, never on the loop thread. Each is idempotent: a
+// repeat after a crash finds the work done and answers OK.
 #pragma once
 
 #include <string>
@@ -18,12 +18,21 @@ namespace oxide::node {
 bool MountBelongsTo(const MountEntry& entry, const BlockDevice& device, bool block,
                     const std::string& path);
 
-// Mounts the filesystem of `device` at `staging_path` (created if missing). A blank device gets
-// a `fs_type` filesystem first; any other content (another filesystem, a partition table,
-// unknown data) is never formatted: FAILED_PRECONDITION, data untouched. `formatted` tells
-// whether mkfs ran.
-Status StageFilesystem(const BlockDevice& device, const std::string& staging_path,
-                       const std::string& fs_type, const MountOptions& options, bool* formatted);
+// What staging `device` at `staging_path` needs. kMounted: it is already mounted there. kMount:
+// it holds a `fs_type` filesystem. kFormat: it is blank — or `format_intent` says a format of
+// ours began on it (the device was verified blank, then only our mkfs touched it) and it holds
+// our unfinished work: unknown data or a `fs_type` signature. Anything else (another filesystem,
+// a partition table, unknown data without the intent; something else mounted there) is never
+// formatted: FAILED_PRECONDITION, data untouched.
+enum class StagePlan { kMounted, kMount, kFormat };
+StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const std::string& staging_path,
+                                const std::string& fs_type, bool format_intent);
+
+// Carries out a plan: formats when `format` (forcing mkfs past the unfinished work of an
+// interrupted format when `redo`), checks the filesystem, creates `staging_path` and mounts.
+Status FormatAndMount(const BlockDevice& device, const std::string& staging_path,
+                      const std::string& fs_type, const MountOptions& options, bool format,
+                      bool redo);
 
 // Bind-mounts `source` (the staging directory, or the device node for block volumes) onto
 // `target`, created as a directory (or, for block, as an empty file). Already there with this

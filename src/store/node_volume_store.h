@@ -18,10 +18,13 @@
 
 namespace oxide::store {
 
-// States of a row. Staging rows: kStaging → kStaged → kUnstaging → (deleted); publication rows:
-// kPublishing → kPublished → kUnpublishing → (deleted). kStale: the mount is gone (e.g. reboot);
-// the CO's retry redoes the work.
+// States of a row. Staging rows: kStaging → [kFormatting →] kStaged → kUnstaging → (deleted);
+// publication rows: kPublishing → kPublished → kUnpublishing → (deleted). kStale: the mount is
+// gone (e.g. reboot); the CO's retry redoes the work. kFormatting: the device (serial) was
+// verified blank and our mkfs may have begun: a crash leaves the intent, and the retry for the
+// same volume and serial formats again instead of refusing the half-written device.
 inline constexpr const char* kStaging = "staging";
+inline constexpr const char* kFormatting = "formatting";
 inline constexpr const char* kStaged = "staged";
 inline constexpr const char* kUnstaging = "unstaging";
 inline constexpr const char* kPublishing = "publishing";
