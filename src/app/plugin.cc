@@ -112,6 +112,12 @@ int RunPlugin(const Settings& settings) {
     volume_engine =
         std::make_unique<engine::VolumeEngine>(loop.uv(), oxide.get(), volumes.get(), commit.get());
     snapshot_rows = std::make_unique<store::SnapshotStore>(db, commit.get());
+    for (const Status* loaded : {&volumes->load_status(), &snapshot_rows->load_status()}) {
+      if (!loaded->ok()) {
+        log::Error("cannot start: " + loaded->message());
+        return 2;
+      }
+    }
     snapshot_engine = std::make_unique<engine::SnapshotEngine>(
         loop.uv(), oxide.get(), volumes.get(), snapshot_rows.get(), commit.get());
     controller = std::make_unique<engine::ControllerService>(

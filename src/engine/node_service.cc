@@ -68,6 +68,7 @@ NodeService::~NodeService() {
 }
 
 Status NodeService::Reconcile() {
+  if (!store_.load_status().ok()) return store_.load_status();
   auto counts = ReconcileNodeVolumes(store_, settings_.sysfs_root);
   if (!counts.ok()) return counts.status();
   commit_->Flush();  // start-up: nothing is served yet, so blocking here delays no call

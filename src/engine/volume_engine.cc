@@ -122,7 +122,25 @@ void VolumeEngine::Complete(const JobPtr& job, OperationResult result, const cha
   commit_->WhenDurable([this, alive = alive_, job, result = std::move(result)](Status committed) {
     if (!*alive) return;
     if (committed.ok()) return tracker_.Finish(job->key, result);
-    tracker_.Finish(job->key, OperationResult(committed));
+    // Oxide has acted (or refused) but its outcome is not recorded: the journal entry is still
+    // pending. It is reconciled with Oxide as soon as the database takes writes again.
+    tracker_.Finish(job->key,
+                    OperationResult(Unavailable(
+                        "the intent of this call was recorded and sent to Oxide, but its outcome "
+                        "could not be recorded (" +
+                        committed.message() + "); the plugin reconciles volume " + job->key +
+                        " with Oxide once the state database takes writes again; retry the call")));
+    ReconcileLater(job->op_id);
+  });
+}
+
+void VolumeEngine::ReconcileLater(int64_t op_id) {
+  delayed_.RunAfter(std::chrono::seconds(1), [this, op_id] {
+    std::optional<store::OperationRow> entry = store_->FindUnfinishedOperation(op_id);
+    if (!entry) return;
+    if (tracker_.Busy(entry->volume)) return ReconcileLater(op_id);  // a call holds the volume
+    tracker_.Admit(entry->volume, "recovery of " + entry->kind, "", [](const OperationResult&) {});
+    Recover(*entry, std::chrono::seconds(1));
   });
 }
 
@@ -573,15 +591,21 @@ void VolumeEngine::FinishRecovery(const store::OperationRow& entry, const char* 
                                  });
   }
   if (row) store_->Put(*row);
-  store_->FinishOperation(entry.id, journal_state, "reconciled with Oxide at start");
-  commit_->WhenDurable([this, alive = alive_, key, kind = entry.kind, journal_state,
+  store_->FinishOperation(entry.id, journal_state, "reconciled with Oxide");
+  commit_->WhenDurable([this, alive = alive_, key, id = entry.id, kind = entry.kind, journal_state,
                         state = row ? row->state : "deleted"](Status committed) {
-    log::Info("reconciled an unfinished operation", {{"volume_id", key},
-                                                     {"operation", kind},
-                                                     {"outcome", journal_state},
-                                                     {"state", state},
-                                                     {"error", committed.message()}});
-    if (*alive) tracker_.Finish(key, Disk{});
+    if (!*alive) return;
+    if (!committed.ok()) {
+      // Still pending: tried again once the database takes writes.
+      log::Warn("could not record the reconciliation of an unfinished operation; trying again",
+                {{"volume_id", key}, {"operation", kind}, {"error", committed.message()}});
+      tracker_.Finish(key, OperationResult(committed));
+      return ReconcileLater(id);
+    }
+    log::Info(
+        "reconciled an unfinished operation",
+        {{"volume_id", key}, {"operation", kind}, {"outcome", journal_state}, {"state", state}});
+    tracker_.Finish(key, Disk{});
   });
 }
 

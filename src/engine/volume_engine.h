@@ -109,6 +109,9 @@ class VolumeEngine {
                std::function<void(StatusOr<backend::Disk>, std::optional<store::VolumeRow>)> then);
 
   void Recover(const store::OperationRow& entry, std::chrono::milliseconds retry_delay);
+  // Reconciles the still-pending journal entry `op_id` with Oxide in a second (once no call
+  // holds its volume): an outcome that could not be recorded is settled without a restart.
+  void ReconcileLater(int64_t op_id);
   void FinishRecovery(const store::OperationRow& entry, const char* journal_state,
                       const std::optional<store::VolumeRow>& row, const std::string& key);
 

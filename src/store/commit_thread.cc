@@ -109,11 +109,15 @@ CommitOutcome CommitThread::Attempt(std::vector<WriteBatch>& batches, bool savep
       outcome.commit = batch_status;
       break;
     }
+    // Undoing a failed batch: if these fail too, SQLite has rolled the transaction back itself
+    // (autocommit again), which the commit below reports for every batch.
     (void)Run(rollback_to_);
     (void)Run(release_);
     outcome.failed_batches.emplace_back(batch.seq, batch_status);
   }
   if (outcome.commit.ok()) outcome.commit = Run(commit_);
+  // The failure is already the outcome; a rollback that fails leaves nothing more to report
+  // (SQLite rolls back a transaction it cannot continue).
   if (!outcome.commit.ok() && !sqlite3_get_autocommit(db_)) (void)Run(rollback_);
   return outcome;
 }

@@ -4,16 +4,23 @@
 #include <cstdio>
 #include <utility>
 
+#include "store/sqlite_handle.h"
 #include "util/log.h"
 
 namespace oxide::store {
 
-GroupCommit::GroupCommit(uv_loop_t* loop, StateDb* db, std::function<uint64_t()> now_ms)
+GroupCommit::GroupCommit(uv_loop_t* loop, StateDb* db, std::function<uint64_t()> now_ms,
+                         uint64_t heartbeat_period_ms)
     : db_(db),
       loop_(loop),
       now_ms_(now_ms ? std::move(now_ms) : [loop] { return uv_now(loop); }),
       prepare_(new uv_prepare_t),
-      committed_(new uv_async_t) {
+      committed_(new uv_async_t),
+      heartbeat_(new uv_timer_t),
+      heartbeat_period_ms_(heartbeat_period_ms) {
+  uv_timer_init(loop, heartbeat_);
+  heartbeat_->data = this;
+  uv_unref(reinterpret_cast<uv_handle_t*>(heartbeat_));  // never what keeps the loop running
   uv_prepare_init(loop, prepare_);
   prepare_->data = this;
   uv_async_init(loop, committed_, &GroupCommit::OnCommitted);
@@ -45,6 +52,22 @@ GroupCommit::~GroupCommit() {
            [](uv_handle_t* handle) { delete reinterpret_cast<uv_prepare_t*>(handle); });
   uv_close(reinterpret_cast<uv_handle_t*>(committed_),
            [](uv_handle_t* handle) { delete reinterpret_cast<uv_async_t*>(handle); });
+  uv_close(reinterpret_cast<uv_handle_t*>(heartbeat_),
+           [](uv_handle_t* handle) { delete reinterpret_cast<uv_timer_t*>(handle); });
+}
+
+void GroupCommit::OnHeartbeat(uv_timer_t* timer) {
+  auto* self = static_cast<GroupCommit*>(timer->data);
+  if (self->db_->last_commit().ok()) {
+    uv_timer_stop(timer);
+    return;
+  }
+  if (!self->submitted_.empty()) return;  // a commit is still running: its outcome will tell
+  const int64_t written_ms = static_cast<int64_t>(self->now_ms_());
+  self->Write([written_ms](sqlite3* db) -> Status {
+    Statement write(db, "INSERT OR REPLACE INTO heartbeat (id, written_ms) VALUES (1, ?)");
+    return write.Bind(1, written_ms).Run(db);
+  });
 }
 
 uint64_t GroupCommit::Write(WriteStep write) {
@@ -135,6 +158,10 @@ void GroupCommit::Finish(const CommitOutcome& outcome) {
     log::Error(committed.message(), {{"state_db", db_->path()}});
   }
   db_->NoteCommitResult(committed);
+  if (!committed.ok() && !uv_is_active(reinterpret_cast<uv_handle_t*>(heartbeat_))) {
+    uv_timer_start(heartbeat_, &GroupCommit::OnHeartbeat, heartbeat_period_ms_,
+                   heartbeat_period_ms_);
+  }
   for (uint64_t seq = outcome.first_seq; seq <= outcome.last_seq; ++seq) {
     Batch batch = std::move(submitted_.front());
     submitted_.pop_front();

@@ -7,7 +7,9 @@
 // Callers register what must wait for durability (an RPC's answer, an operation's next step)
 // with WhenDurable(); it runs on the loop thread once every write made before it is committed,
 // or with UNAVAILABLE when the transaction carrying them failed (the writes are then undone in
-// the MirrorTables, and Probe reports the failure through StateDb::Health). Stores keep their
+// the MirrorTables, and Probe reports the failure through StateDb::Health; from then on, every
+// `heartbeat_period` a one-row write tries the disk again, so the failure clears within that
+// time of the disk taking writes again, without waiting for a call to write). Stores keep their
 // rows in MirrorTables and tell them each batch's outcome through OnBatchDone listeners.
 //
 // Loop thread only, except as noted.
@@ -43,7 +45,8 @@ class GroupCommit {
   // outstanding; the loop thread may use db->handle() only when none is: at start-up before the
   // first write (stores prepare statements and read their tables then) and right after Flush().
   // `now_ms`: the clock Health() measures a running commit with (default: the loop's).
-  GroupCommit(uv_loop_t* loop, StateDb* db, std::function<uint64_t()> now_ms = nullptr);
+  GroupCommit(uv_loop_t* loop, StateDb* db, std::function<uint64_t()> now_ms = nullptr,
+              uint64_t heartbeat_period_ms = 500);
   // Commits what is pending (Flush), stops the store thread, logs the figures and closes its loop
   // handles (the loop must run once more to free them).
   ~GroupCommit();
@@ -87,12 +90,15 @@ class GroupCommit {
   void SubmitOpenBatch();
   void TakeOutcomes();
   void Finish(const CommitOutcome& outcome);
+  static void OnHeartbeat(uv_timer_t* timer);
 
   StateDb* db_;
   uv_loop_t* loop_;
   std::function<uint64_t()> now_ms_;
   uv_prepare_t* prepare_;  // heap: freed by its close callback, which may run after us
   uv_async_t* committed_;  // likewise; referenced only while a commit is outstanding
+  uv_timer_t* heartbeat_;  // likewise; runs only while the last commit failed
+  uint64_t heartbeat_period_ms_;
   bool armed_ = false;
   Batch open_;
   std::deque<Batch> submitted_;  // handed to the store thread, outcome not yet taken

@@ -41,7 +41,8 @@ NodeVolumeStore::NodeVolumeStore(StateDb* db, GroupCommit* commit)
 
 void NodeVolumeStore::Load(sqlite3* db) {
   Statement stagings(db, std::string("SELECT ") + kStagingColumns + " FROM node_stagings");
-  while (stagings.Step() == SQLITE_ROW) {
+  int step = SQLITE_ROW;
+  while ((step = stagings.Step()) == SQLITE_ROW) {
     StagingRow row{.volume_id = stagings.ColumnText(0),
                    .staging_path = stagings.ColumnText(1),
                    .state = stagings.ColumnText(2),
@@ -54,9 +55,10 @@ void NodeVolumeStore::Load(sqlite3* db) {
     std::string key = row.volume_id;
     stagings_.Load(key, std::move(row));
   }
+  if (load_status_ = ReadToTheEnd(db, step, "the node stagings"); !load_status_.ok()) return;
   Statement publications(db,
                          std::string("SELECT ") + kPublicationColumns + " FROM node_publications");
-  while (publications.Step() == SQLITE_ROW) {
+  while ((step = publications.Step()) == SQLITE_ROW) {
     PublicationRow row{.target_path = publications.ColumnText(0),
                        .volume_id = publications.ColumnText(1),
                        .state = publications.ColumnText(2),
@@ -66,6 +68,7 @@ void NodeVolumeStore::Load(sqlite3* db) {
     std::string key = row.target_path;
     publications_.Load(key, std::move(row));
   }
+  load_status_ = ReadToTheEnd(db, step, "the node publications");
 }
 
 std::optional<StagingRow> NodeVolumeStore::GetStaging(const std::string& volume_id) const {

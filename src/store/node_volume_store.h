@@ -69,10 +69,14 @@ class NodeVolumeStore {
   void PutPublication(const PublicationRow& row);
   void DeletePublication(const std::string& target_path);
 
+  // OK when the rows were all read at construction; otherwise the plugin must not start.
+  const Status& load_status() const { return load_status_; }
+
  private:
   void Load(sqlite3* db);
 
   GroupCommit* commit_;
+  Status load_status_;
   MirrorTable<std::string, StagingRow> stagings_;          // by volume id
   MirrorTable<std::string, PublicationRow> publications_;  // by target path
   // Prepared at start; used by the store thread only afterwards.

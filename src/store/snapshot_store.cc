@@ -21,7 +21,8 @@ SnapshotStore::SnapshotStore(StateDb* db, GroupCommit* commit)
                    "VALUES (?1, nullif(?2, ''), ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
   remove_ = Statement(h, "DELETE FROM snapshots WHERE snapshot_name = ?1");
   Statement all(h, std::string("SELECT ") + kColumns + " FROM snapshots");
-  while (all.Step() == SQLITE_ROW) {
+  int step = SQLITE_ROW;
+  while ((step = all.Step()) == SQLITE_ROW) {
     SnapshotRow row{.snapshot_name = all.ColumnText(0),
                     .snapshot_id = all.ColumnText(1),
                     .co_name = all.ColumnText(2),
@@ -33,6 +34,7 @@ SnapshotStore::SnapshotStore(StateDb* db, GroupCommit* commit)
     std::string key = row.snapshot_name;
     snapshots_.Load(key, std::move(row));
   }
+  load_status_ = ReadToTheEnd(h, step, "the snapshots");
 }
 
 std::optional<SnapshotRow> SnapshotStore::FindByName(const std::string& snapshot_name) const {

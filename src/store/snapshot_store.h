@@ -40,8 +40,12 @@ class SnapshotStore {
   // Every snapshot Oxide last reported as still being created.
   std::vector<SnapshotRow> Creating() const;
 
+  // OK when the rows were all read at construction; otherwise the plugin must not start.
+  const Status& load_status() const { return load_status_; }
+
  private:
   GroupCommit* commit_;
+  Status load_status_;
   MirrorTable<std::string, SnapshotRow> snapshots_{&SnapshotRow::snapshot_id};
   Statement put_, remove_;  // prepared at start; used by the store thread only afterwards
   BatchListener listener_;  // last: commits what is pending before the statements go

@@ -65,6 +65,11 @@ int64_t Statement::ColumnInt(int column) const {
   return sqlite3_column_int64(stmt_, column);
 }
 
+Status ReadToTheEnd(sqlite3* db, int last_step, const std::string& what) {
+  if (last_step == SQLITE_DONE) return Status::Ok();
+  return Unavailable("state database: reading " + what + " failed: " + sqlite3_errmsg(db));
+}
+
 Status Exec(sqlite3* db, const std::string& sql) {
   char* error = nullptr;
   if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {

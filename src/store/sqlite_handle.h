@@ -44,4 +44,8 @@ class Statement {
 // Runs one or more statements that return no rows.
 Status Exec(sqlite3* db, const std::string& sql);
 
+// After a query was stepped until it stopped returning rows: OK when its last step was
+// SQLITE_DONE (every row read); otherwise UNAVAILABLE naming `what` and SQLite's error.
+Status ReadToTheEnd(sqlite3* db, int last_step, const std::string& what);
+
 }  // namespace oxide::store

@@ -139,7 +139,7 @@ Status StateDb::Migrate() {
                       "PRAGMA user_version=" + std::to_string(m.version) + ";COMMIT;";
     Status st = Exec(db_, sql);
     if (!st.ok()) {
-      (void)Exec(db_, "ROLLBACK");
+      (void)Exec(db_, "ROLLBACK");  // the start fails with the migration's error either way
       return OpenError(path_, "migration to schema " + std::to_string(m.version) + " (" +
                                   m.description + ") failed: " + st.message());
     }

@@ -50,7 +50,8 @@ VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit)
 
 void VolumeStore::Load(sqlite3* db) {
   Statement volumes(db, std::string("SELECT ") + kVolumeColumns + " FROM volumes");
-  while (volumes.Step() == SQLITE_ROW) {
+  int step = SQLITE_ROW;
+  while ((step = volumes.Step()) == SQLITE_ROW) {
     VolumeRow row{.disk_name = volumes.ColumnText(0),
                   .volume_id = volumes.ColumnText(1),
                   .co_name = volumes.ColumnText(2),
@@ -61,9 +62,10 @@ void VolumeStore::Load(sqlite3* db) {
     std::string key = row.disk_name;
     volumes_.Load(key, std::move(row));
   }
+  if (load_status_ = ReadToTheEnd(db, step, "the volumes"); !load_status_.ok()) return;
   Statement operations(
       db, std::string("SELECT ") + kOperationColumns + " FROM operations WHERE state = 'pending'");
-  while (operations.Step() == SQLITE_ROW) {
+  while ((step = operations.Step()) == SQLITE_ROW) {
     OperationRow row{.id = operations.ColumnInt(0),
                      .kind = operations.ColumnText(1),
                      .volume = operations.ColumnText(2),
@@ -73,8 +75,15 @@ void VolumeStore::Load(sqlite3* db) {
     const int64_t id = row.id;
     unfinished_.Load(id, std::move(row));
   }
+  if (load_status_ = ReadToTheEnd(db, step, "the unfinished operations"); !load_status_.ok()) {
+    return;
+  }
   Statement last(db, "SELECT ifnull(max(id), 0) FROM operations");
-  if (last.Step() == SQLITE_ROW) next_operation_id_ = last.ColumnInt(0) + 1;
+  if (last.Step() != SQLITE_ROW) {
+    load_status_ = ReadToTheEnd(db, SQLITE_ERROR, "the last operation id");
+    return;
+  }
+  next_operation_id_ = last.ColumnInt(0) + 1;
 }
 
 std::optional<VolumeRow> VolumeStore::FindByDiskName(const std::string& disk_name) const {

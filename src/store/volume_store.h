@@ -57,11 +57,14 @@ class VolumeStore {
   std::optional<OperationRow> FindUnfinishedOperation(int64_t id) const;
   // Forgets finished operations older than `age_ms` (logs how many once committed).
   void PruneFinished(int64_t age_ms);
+  // OK when the rows were all read at construction; otherwise the plugin must not start.
+  const Status& load_status() const { return load_status_; }
 
  private:
   void Load(sqlite3* db);
 
   GroupCommit* commit_;
+  Status load_status_;
   MirrorTable<std::string, VolumeRow> volumes_{&VolumeRow::volume_id};
   MirrorTable<int64_t, OperationRow> unfinished_;
   int64_t next_operation_id_ = 1;

@@ -31,7 +31,7 @@ void EngineTest::Restart() {
   commit_.reset();
   db_.reset();
   uv_run(loop(), UV_RUN_NOWAIT);
-  auto opened = oxide::store::StateDb::Open(dir_.File("state.db"));
+  auto opened = oxide::store::StateDb::Open(dir_.File("state.db"), vfs_);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   db_ = std::move(*opened);
   commit_ = std::make_unique<oxide::store::GroupCommit>(loop(), db_.get());

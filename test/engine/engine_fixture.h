@@ -50,6 +50,7 @@ class EngineTest : public backend_test::BackendTest {
   // Attach through the API directly (another actor, or the state before a crash).
   void AttachDirect(const std::string& instance, const std::string& disk);
 
+  const char* vfs_ = nullptr;  // the SQLite VFS of the next Restart() (nullptr: the default)
   oxide::testing::TempDir dir_;
   std::unique_ptr<oxide::store::StateDb> db_;
   std::unique_ptr<oxide::store::GroupCommit> commit_;

@@ -6,6 +6,7 @@
 #include "engine/disk_naming.h"
 #include "engine/volume_state.h"
 #include "engine_fixture.h"
+#include "support/faulty_vfs.h"
 
 namespace engine_test {
 namespace {
@@ -93,6 +94,39 @@ TEST_F(EngineTest, ACreateWhoseAnswerIsLostIsResolvedByLookingTheDiskUp) {
   EXPECT_FALSE(store_->FindByDiskName(DiskNameFor("pvc-lost")).has_value());
   SetFaults(nlohmann::json::array());
   EXPECT_TRUE(CreateNow(Spec("pvc-lost")).ok());
+}
+
+// The disk fills up between a create's journaled intent and its outcome: the caller learns
+// exactly that, and once the disk takes writes again the entry is reconciled with Oxide without
+// a restart or another call.
+TEST_F(EngineTest, AnOutcomeThatCouldNotBeRecordedIsReconciledOnceTheDiskTakesWritesAgain) {
+  oxide::testing::FaultyVfs::Install();
+  vfs_ = oxide::testing::FaultyVfs::kName;
+  Restart();
+  SetFaults({{{"operation", "disk_create"}, {"latency_ms", 300}}});
+  CreateSpec spec = Spec("pvc-full-disk");
+  std::optional<OperationResult> result;
+  const uint64_t commits = commit_->stats().commits;
+  engine_->Create(spec, "fp", [&](const OperationResult& r) { result = r; });
+  ASSERT_TRUE(RunUntil([&] { return commit_->stats().commits > commits; }));  // intent durable
+  oxide::testing::FaultyVfs::FailWrites(true);  // then the disk is full
+  ASSERT_TRUE(RunUntil([&] { return result.has_value(); }));
+  oxide::testing::FaultyVfs::FailWrites(false);
+  ASSERT_FALSE(result->ok());
+  EXPECT_EQ(result->status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(result->status().message().find("its outcome could not be recorded"), std::string::npos)
+      << result->status().message();
+  EXPECT_EQ(CountRequests("POST", "disk_create"), 1) << "Oxide made the disk";
+  ASSERT_TRUE(RunUntil([&] {
+    return PendingEntries() == 0 && !engine_->tracker().Busy(spec.disk_name);
+  }));  // reconciled and recorded
+  std::optional<oxide::store::VolumeRow> row = store_->FindByDiskName(spec.disk_name);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->state, VolumeStateName(VolumeState::kCreated));
+  EXPECT_TRUE(db_->Health().ok());
+  auto retried = CreateNow(spec);
+  EXPECT_TRUE(retried.ok()) << "the retry finds the volume: " << retried.status().ToString();
+  EXPECT_EQ(CountRequests("POST", "disk_create"), 1);
 }
 
 TEST_F(EngineTest, ACreateWaitsWhileOxideReportsTheDiskCreating) {

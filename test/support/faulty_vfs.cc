@@ -12,6 +12,7 @@ struct Faults {
   std::mutex mutex;
   std::condition_variable changed;
   bool fail_writes = false;  // guarded by mutex
+  bool fail_reads = false;   // guarded by mutex
   bool hold_syncs = false;   // guarded by mutex
   size_t allowed = 0;        // guarded by mutex: syncs that may pass a hold
   size_t held = 0;           // guarded by mutex
@@ -41,6 +42,10 @@ int Close(sqlite3_file* f) {
   return RealOf(f)->pMethods->xClose(RealOf(f));
 }
 int Read(sqlite3_file* f, void* buffer, int amount, sqlite3_int64 offset) {
+  {
+    std::lock_guard<std::mutex> lock(TheFaults().mutex);
+    if (TheFaults().fail_reads) return SQLITE_IOERR_READ;
+  }
   return RealOf(f)->pMethods->xRead(RealOf(f), buffer, amount, offset);
 }
 int Write(sqlite3_file* f, const void* buffer, int amount, sqlite3_int64 offset) {
@@ -199,6 +204,7 @@ void FaultyVfs::Install() {
   (void)registered;
   std::lock_guard<std::mutex> lock(TheFaults().mutex);
   TheFaults().fail_writes = false;
+  TheFaults().fail_reads = false;
   TheFaults().hold_syncs = false;
   TheFaults().allowed = 0;
   TheFaults().syncs = 0;
@@ -208,6 +214,11 @@ void FaultyVfs::Install() {
 void FaultyVfs::FailWrites(bool fail) {
   std::lock_guard<std::mutex> lock(TheFaults().mutex);
   TheFaults().fail_writes = fail;
+}
+
+void FaultyVfs::FailReads(bool fail) {
+  std::lock_guard<std::mutex> lock(TheFaults().mutex);
+  TheFaults().fail_reads = fail;
 }
 
 void FaultyVfs::HoldSyncs() {

@@ -16,6 +16,8 @@ class FaultyVfs {
 
   // While set, every write to a file of the database fails with SQLITE_IOERR_WRITE.
   static void FailWrites(bool fail);
+  // While set, every read of a file of the database fails with SQLITE_IOERR_READ.
+  static void FailReads(bool fail);
   // While held, every sync blocks until it is allowed (AllowSyncs) or the hold ends.
   static void HoldSyncs();
   static void AllowSyncs(size_t count);

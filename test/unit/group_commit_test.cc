@@ -9,6 +9,8 @@
 
 #include <optional>
 
+#include "store/node_volume_store.h"
+#include "store/snapshot_store.h"
 #include "store/volume_store.h"
 #include "support/faulty_vfs.h"
 #include "support/temp_dir.h"
@@ -50,7 +52,7 @@ class GroupCommitTest : public ::testing::Test {
     auto opened = StateDb::Open(dir_.File("state.db"), FaultyVfs::kName);
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     db_ = std::move(*opened);
-    commit_ = std::make_unique<GroupCommit>(&loop_, db_.get());
+    commit_ = std::make_unique<GroupCommit>(&loop_, db_.get(), nullptr, heartbeat_ms_);
     store_ = std::make_unique<VolumeStore>(db_.get(), commit_.get());
   }
   void Close() {
@@ -74,6 +76,7 @@ class GroupCommitTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  uint64_t heartbeat_ms_ = 500;
   uv_loop_t loop_{};
   std::unique_ptr<StateDb> db_;
   std::unique_ptr<GroupCommit> commit_;
@@ -170,6 +173,66 @@ TEST_F(GroupCommitTest, AFailedCommitFailsOnlyItsCallsUndoesTheirRowsAndTheNextC
   EXPECT_TRUE(store_->FindByDiskName("kept").has_value());
   EXPECT_TRUE(store_->FindByDiskName("later").has_value());
   EXPECT_FALSE(store_->FindByDiskName("lost").has_value());
+}
+
+// A full disk that frees up again: no call has to write for Probe to turn ready; the heartbeat's
+// one-row write finds the disk working.
+TEST_F(GroupCommitTest, AHeartbeatClearsAFailedCommitOnceTheDiskTakesWritesAgain) {
+  Close();
+  heartbeat_ms_ = 20;
+  Open();
+  // The heartbeat never keeps a loop alive; in the plugin the gRPC queue's handle does. This
+  // timer stands in for it and never fires.
+  uv_timer_t keep_alive;
+  uv_timer_init(&loop_, &keep_alive);
+  uv_timer_start(
+      &keep_alive, [](uv_timer_t*) {}, 3600 * 1000, 0);
+  std::optional<Status> lost;
+  FaultyVfs::FailWrites(true);
+  PutAndWait("lost", &lost);
+  RunUntil([&] { return lost.has_value(); });
+  EXPECT_EQ(lost->code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(db_->Health().ok());
+  // While the disk still fails, the heartbeats fail too and the failure stays.
+  const uint64_t failed = commit_->stats().failed;
+  RunUntil([&] { return commit_->stats().failed >= failed + 2; });
+  EXPECT_FALSE(db_->Health().ok());
+  FaultyVfs::FailWrites(false);
+  RunUntil([&] { return db_->Health().ok(); });
+  commit_->Flush();
+  Statement beat(db_->handle(), "SELECT count(*) FROM heartbeat");
+  ASSERT_EQ(beat.Step(), SQLITE_ROW);
+  EXPECT_EQ(beat.ColumnInt(0), 1);
+  uv_close(reinterpret_cast<uv_handle_t*>(&keep_alive), nullptr);
+  uv_run(&loop_, UV_RUN_NOWAIT);
+}
+
+// A read error while a store loads its rows at start is an error the start reports (exit 2),
+// never an empty table.
+TEST_F(GroupCommitTest, AStoreThatCannotReadItsRowsSaysSoInsteadOfStartingEmpty) {
+  Close();
+  auto opened = StateDb::Open(dir_.File("state.db"), FaultyVfs::kName);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  // The rows were cached when the database opened; dropped, they must come from the file.
+  sqlite3_db_release_memory((*opened)->handle());
+  FaultyVfs::FailReads(true);
+  {
+    GroupCommit commit(&loop_, opened->get());
+    VolumeStore volumes(opened->get(), &commit);
+    EXPECT_EQ(volumes.load_status().code(), StatusCode::kUnavailable);
+    EXPECT_NE(volumes.load_status().message().find("reading the volumes failed"), std::string::npos)
+        << volumes.load_status().message();
+    SnapshotStore snapshots(opened->get(), &commit);
+    EXPECT_FALSE(snapshots.load_status().ok());
+    NodeVolumeStore node(opened->get(), &commit);
+    EXPECT_FALSE(node.load_status().ok());
+    FaultyVfs::FailReads(false);
+  }
+  opened->reset();
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  Open();
+  EXPECT_TRUE(store_->load_status().ok());
+  EXPECT_TRUE(store_->FindByDiskName("warm-up").has_value());
 }
 
 TEST_F(GroupCommitTest, AFailingWriteFailsOnlyItsBatchTheOthersInTheTransactionCommit) {
