@@ -8,11 +8,21 @@ target_compile_options(oxide_warnings INTERFACE
   -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion -Wformat=2
   -Wimplicit-fallthrough)
 
-if(OXIDE_CSI_SANITIZE AND OXIDE_CSI_TSAN)
-  message(FATAL_ERROR "OXIDE_CSI_SANITIZE and OXIDE_CSI_TSAN cannot be combined")
+if((OXIDE_CSI_SANITIZE OR OXIDE_CSI_FUZZ) AND OXIDE_CSI_TSAN)
+  message(FATAL_ERROR "OXIDE_CSI_TSAN cannot be combined with OXIDE_CSI_SANITIZE or OXIDE_CSI_FUZZ")
 endif()
 if(OXIDE_CSI_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+if(OXIDE_CSI_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "OXIDE_CSI_FUZZ needs clang (libFuzzer): configure with "
+                        "-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14")
+  endif()
+  # Every library is instrumented for coverage; only the fuzz_* executables link libFuzzer.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+                      -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
 if(OXIDE_CSI_TSAN)

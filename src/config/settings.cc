@@ -5,6 +5,7 @@
 #include <charconv>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include "config/validation.h"
@@ -48,12 +49,34 @@ Status ParseBool(const char* flag, const std::string& text, bool* out) {
   return Status::Ok();
 }
 
+// Setting files are small: a token is well under 1 KiB, an instance metadata file a few lines.
+// A file far larger (or endless, such as /dev/zero) is not one, and reading it whole would take
+// the memory with it.
+constexpr size_t kLargestSettingFile = 64 * 1024;
+
+// The file's text; nullopt when it cannot be read; more than kLargestSettingFile bytes when it is
+// larger than that (the caller refuses it).
+std::optional<std::string> ReadSettingFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text(kLargestSettingFile + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
+std::string TooLarge(const std::string& what) {
+  return what + " is larger than " + std::to_string(kLargestSettingFile / 1024) + " KiB";
+}
+
 StatusOr<std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return InvalidArgument("cannot read the Oxide token file " + path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string token = buffer.str();
+  std::optional<std::string> text = ReadSettingFile(path);
+  if (!text) return InvalidArgument("cannot read the Oxide token file " + path);
+  if (text->size() > kLargestSettingFile) {
+    return InvalidArgument(TooLarge("the Oxide token file " + path) +
+                           "; it should hold only the token");
+  }
+  std::string token = std::move(*text);
   while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
     token.pop_back();
   if (token.empty()) return InvalidArgument("the Oxide token file " + path + " is empty");
@@ -247,30 +270,15 @@ const Option* FindOption(std::string_view flag) {
 }
 
 Status ReadInstanceMetadata(Settings& s) {
-  std::ifstream in(s.instance_metadata_file);
-  if (!in) {
-    return Invalid("instance-metadata-file", "cannot read " + s.instance_metadata_file);
+  std::optional<std::string> text = ReadSettingFile(s.instance_metadata_file);
+  if (!text) return Invalid("instance-metadata-file", "cannot read " + s.instance_metadata_file);
+  if (text->size() > kLargestSettingFile) {
+    return Invalid("instance-metadata-file", TooLarge(s.instance_metadata_file));
   }
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    std::string key = line.substr(0, eq);
-    std::string value = line.substr(eq + 1);
-    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) {
-      value.pop_back();
-    }
-    if (key == "OXIDE_INSTANCE_ID" || key == "instance_id") {
-      if (!IsUuid(value)) {
-        return Invalid("instance-metadata-file",
-                       s.instance_metadata_file + ": " + key + " is not a UUID");
-      }
-      s.instance_id = ToLower(value);
-      return Status::Ok();
-    }
-  }
-  return Invalid("instance-metadata-file",
-                 s.instance_metadata_file + " has no OXIDE_INSTANCE_ID=<uuid> line");
+  StatusOr<std::string> id = ParseInstanceMetadata(*text, s.instance_metadata_file);
+  if (!id.ok()) return id.status();
+  s.instance_id = *id;
+  return Status::Ok();
 }
 
 Status Finish(Settings& s, const Environment& env) {
@@ -342,6 +350,26 @@ Environment ProcessEnvironment() {
     if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   return env;
+}
+
+StatusOr<std::string> ParseInstanceMetadata(const std::string& text, const std::string& file) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = line.substr(0, eq);
+    std::string value = line.substr(eq + 1);
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) {
+      value.pop_back();
+    }
+    if (key == "OXIDE_INSTANCE_ID" || key == "instance_id") {
+      if (!IsUuid(value))
+        return Invalid("instance-metadata-file", file + ": " + key + " is not a UUID");
+      return ToLower(value);
+    }
+  }
+  return Invalid("instance-metadata-file", file + " has no OXIDE_INSTANCE_ID=<uuid> line");
 }
 
 StatusOr<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& args,

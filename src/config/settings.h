@@ -69,6 +69,10 @@ struct ParsedCommandLine {
 StatusOr<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& args,
                                              const Environment& env);
 
+// The instance id in the text of an instance metadata file: KEY=VALUE lines, the first
+// OXIDE_INSTANCE_ID (or instance_id) line wins and must be a UUID; `file` names it in errors.
+StatusOr<std::string> ParseInstanceMetadata(const std::string& text, const std::string& file);
+
 std::string HelpText();
 
 }  // namespace oxide

@@ -6,6 +6,7 @@
 #include "engine/csi_context_keys.h"
 #include "engine/disk_naming.h"
 #include "engine/paged_listing.h"
+#include "engine/request_checks.h"
 #include "engine/volume_request.h"
 
 namespace oxide::engine {
@@ -13,10 +14,6 @@ namespace {
 
 using backend::Disk;
 using rpc::Share;
-
-Status MissingField(const char* field) {
-  return InvalidArgument(std::string(field) + " is required");
-}
 
 }  // namespace
 
@@ -41,43 +38,22 @@ void ControllerService::FillVolume(const Disk& disk, csi::v1::Volume* volume) co
 void ControllerService::CreateVolume(const rpc::CallInfo&,
                                      const csi::v1::CreateVolumeRequest& request,
                                      rpc::Reply<csi::v1::CreateVolumeResponse> reply) {
-  if (request.name().empty()) return reply.Fail(MissingField("name"));
-  if (request.name().size() > kMaxCoNameBytes) {
-    return reply.Fail(
-        InvalidArgument("name is longer than " + std::to_string(kMaxCoNameBytes) + " bytes"));
-  }
-  Status caps = CheckCapabilities(request.volume_capabilities());
-  if (!caps.ok()) return reply.Fail(caps);
-  StatusOr<VolumeParameters> params = ParseParameters(request.parameters());
-  if (!params.ok()) return reply.Fail(params.status());
-  StatusOr<uint64_t> size =
-      ChooseDiskSize(request.capacity_range(), default_size_, request.has_capacity_range());
-  if (!size.ok()) return reply.Fail(size.status());
-  if (request.has_accessibility_requirements()) {
-    const auto& requisite = request.accessibility_requirements().requisite();
-    bool reachable = requisite.empty();
-    for (const auto& topology : requisite)
-      reachable = reachable || TopologyMatches(topology, zone_);
-    if (!reachable) {
-      return reply.Fail(Status(StatusCode::kResourceExhausted,
-                               "accessibility_requirements: no requisite topology includes this "
-                               "plugin's zone (" +
-                                   std::string(kTopologyKey) + "=" + zone_ + ")"));
-    }
-  }
+  StatusOr<CreateVolumeChecks> checked = CheckCreateVolume(request, zone_, default_size_);
+  if (!checked.ok()) return reply.Fail(checked.status());
+  const VolumeParameters& params = checked->params;
   const bool clone = request.volume_content_source().has_volume();
   CreateSpec spec{
       .co_name = request.name(),
       .disk_name = DiskNameFor(request.name()),
       .description =
-          clone ? CloneDescriptionFor(request.name(), params->pvc_namespace, params->pvc_name,
+          clone ? CloneDescriptionFor(request.name(), params.pvc_namespace, params.pvc_name,
                                       request.volume_content_source().volume().volume_id())
-                : DescriptionFor(request.name(), params->pvc_namespace, params->pvc_name),
-      .size = *size,
+                : DescriptionFor(request.name(), params.pvc_namespace, params.pvc_name),
+      .size = checked->size,
       .required = static_cast<uint64_t>(request.capacity_range().required_bytes()),
       .limit = static_cast<uint64_t>(request.capacity_range().limit_bytes()),
-      .block_size = params->block_size,
-      .block_size_requested = params->block_size_given,
+      .block_size = params.block_size,
+      .block_size_requested = params.block_size_given,
       .snapshot_id = "",
       .clone_source = ""};
   auto shared = Share(std::move(reply));
@@ -106,7 +82,7 @@ OperationWaiter ControllerService::VolumeAnswer(
 void ControllerService::DeleteVolume(const rpc::CallInfo&,
                                      const csi::v1::DeleteVolumeRequest& request,
                                      rpc::Reply<csi::v1::DeleteVolumeResponse> reply) {
-  if (request.volume_id().empty()) return reply.Fail(MissingField("volume_id"));
+  if (Status checked = CheckDeleteVolume(request); !checked.ok()) return reply.Fail(checked);
   // Only Oxide disk ids are volume ids: anything else cannot exist, so it is already deleted.
   if (!IsUuid(request.volume_id())) return reply.Ok({});
   auto shared = Share(std::move(reply));
@@ -121,18 +97,8 @@ void ControllerService::DeleteVolume(const rpc::CallInfo&,
 void ControllerService::ControllerPublishVolume(
     const rpc::CallInfo&, const csi::v1::ControllerPublishVolumeRequest& request,
     rpc::Reply<csi::v1::ControllerPublishVolumeResponse> reply) {
-  if (request.volume_id().empty()) return reply.Fail(MissingField("volume_id"));
-  if (request.node_id().empty()) return reply.Fail(MissingField("node_id"));
-  if (!request.has_volume_capability()) return reply.Fail(MissingField("volume_capability"));
-  Status cap = CheckCapability(request.volume_capability());
-  if (!cap.ok()) return reply.Fail(cap);
-  if (!IsUuid(request.volume_id())) {
-    return reply.Fail(NotFound("volume " + request.volume_id() +
-                               " does not exist: volume ids are Oxide disk ids (UUIDs)"));
-  }
-  if (!IsUuid(request.node_id())) {
-    return reply.Fail(NotFound("node " + request.node_id() +
-                               " does not exist: node ids are Oxide instance ids (UUIDs)"));
+  if (Status checked = CheckControllerPublishVolume(request); !checked.ok()) {
+    return reply.Fail(checked);
   }
   auto shared = Share(std::move(reply));
   engine_->Publish(request.volume_id(), request.node_id(), RequestFingerprint(request),
@@ -151,7 +117,9 @@ void ControllerService::ControllerPublishVolume(
 void ControllerService::ControllerUnpublishVolume(
     const rpc::CallInfo&, const csi::v1::ControllerUnpublishVolumeRequest& request,
     rpc::Reply<csi::v1::ControllerUnpublishVolumeResponse> reply) {
-  if (request.volume_id().empty()) return reply.Fail(MissingField("volume_id"));
+  if (Status checked = CheckControllerUnpublishVolume(request); !checked.ok()) {
+    return reply.Fail(checked);
+  }
   // A volume or node that cannot exist is not published there.
   if (!IsUuid(request.volume_id())) return reply.Ok({});
   if (!request.node_id().empty() && !IsUuid(request.node_id())) return reply.Ok({});
@@ -168,10 +136,8 @@ void ControllerService::ControllerUnpublishVolume(
 void ControllerService::ValidateVolumeCapabilities(
     const rpc::CallInfo&, const csi::v1::ValidateVolumeCapabilitiesRequest& request,
     rpc::Reply<csi::v1::ValidateVolumeCapabilitiesResponse> reply) {
-  if (request.volume_id().empty()) return reply.Fail(MissingField("volume_id"));
-  if (request.volume_capabilities().empty()) return reply.Fail(MissingField("volume_capabilities"));
-  if (!IsUuid(request.volume_id())) {
-    return reply.Fail(NotFound("volume " + request.volume_id() + " does not exist"));
+  if (Status checked = CheckValidateVolumeCapabilities(request); !checked.ok()) {
+    return reply.Fail(checked);
   }
   auto shared = Share(std::move(reply));
   oxide_->GetDisk(request.volume_id(), [shared, request](StatusOr<Disk> disk) {
@@ -194,10 +160,7 @@ void ControllerService::ValidateVolumeCapabilities(
 void ControllerService::ControllerGetVolume(
     const rpc::CallInfo&, const csi::v1::ControllerGetVolumeRequest& request,
     rpc::Reply<csi::v1::ControllerGetVolumeResponse> reply) {
-  if (request.volume_id().empty()) return reply.Fail(MissingField("volume_id"));
-  if (!IsUuid(request.volume_id())) {
-    return reply.Fail(NotFound("volume " + request.volume_id() + " does not exist"));
-  }
+  if (Status checked = CheckControllerGetVolume(request); !checked.ok()) return reply.Fail(checked);
   auto shared = Share(std::move(reply));
   oxide_->GetDisk(request.volume_id(), [this, shared](StatusOr<Disk> disk) {
     if (!disk.ok()) return shared->Fail(disk.status());
@@ -216,10 +179,7 @@ void ControllerService::ControllerGetVolume(
 void ControllerService::ListVolumes(const rpc::CallInfo&,
                                     const csi::v1::ListVolumesRequest& request,
                                     rpc::Reply<csi::v1::ListVolumesResponse> reply) {
-  if (request.max_entries() < 0) {
-    return reply.Fail(InvalidArgument("max_entries may not be negative"));
-  }
-  StatusOr<std::string> token = OxidePageToken(request.starting_token());
+  StatusOr<std::string> token = CheckListVolumes(request);
   if (!token.ok()) return reply.Fail(token.status());
   using Response = csi::v1::ListVolumesResponse;
   auto listing = std::make_shared<PagedListing<Disk, Response>>();
@@ -253,12 +213,7 @@ void ControllerService::ListVolumes(const rpc::CallInfo&,
 void ControllerService::GetCapacity(const rpc::CallInfo&,
                                     const csi::v1::GetCapacityRequest& request,
                                     rpc::Reply<csi::v1::GetCapacityResponse> reply) {
-  for (const auto& capability : request.volume_capabilities()) {
-    Status checked = CheckCapability(capability);
-    if (!checked.ok()) return reply.Fail(checked);
-  }
-  StatusOr<VolumeParameters> params = ParseParameters(request.parameters());
-  if (!params.ok()) return reply.Fail(params.status());
+  if (Status checked = CheckGetCapacity(request); !checked.ok()) return reply.Fail(checked);
   if (request.has_accessible_topology() && !TopologyMatches(request.accessible_topology(), zone_)) {
     return reply.Ok({});  // another zone: nothing available here
   }

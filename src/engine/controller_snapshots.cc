@@ -11,6 +11,7 @@
 #include "engine/controller_service.h"
 #include "engine/disk_naming.h"
 #include "engine/paged_listing.h"
+#include "engine/request_checks.h"
 
 namespace oxide::engine {
 namespace {
@@ -21,7 +22,6 @@ using Clock = std::chrono::steady_clock;
 // A CreateSnapshot waits at most this long for Oxide to report the snapshot ready, and never
 // more than 3/4 of the time to the call's deadline; then it answers ready_to_use = false.
 constexpr std::chrono::seconds kLongestReadinessWait{20};
-constexpr std::string_view kProvisionerKeyPrefix = "csi.storage.k8s.io/";
 
 Clock::time_point AnswerBy(const rpc::CallInfo& info) {
   auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(kLongestReadinessWait);
@@ -49,25 +49,7 @@ void FillSnapshot(const Snapshot& snapshot, csi::v1::Snapshot* out) {
 void ControllerService::CreateSnapshot(const rpc::CallInfo& info,
                                        const csi::v1::CreateSnapshotRequest& request,
                                        rpc::Reply<csi::v1::CreateSnapshotResponse> reply) {
-  if (request.source_volume_id().empty()) {
-    return reply.Fail(InvalidArgument("source_volume_id is required"));
-  }
-  if (request.name().empty()) return reply.Fail(InvalidArgument("name is required"));
-  if (request.name().size() > kMaxCoNameBytes) {
-    return reply.Fail(
-        InvalidArgument("name is longer than " + std::to_string(kMaxCoNameBytes) + " bytes"));
-  }
-  for (const auto& [key, value] : request.parameters()) {
-    if (key.rfind(kProvisionerKeyPrefix, 0) != 0) {
-      return reply.Fail(InvalidArgument("parameters: unknown key \"" + key +
-                                        "\"; snapshots accept only the snapshotter's " +
-                                        std::string(kProvisionerKeyPrefix) + "* keys"));
-    }
-  }
-  if (!IsUuid(request.source_volume_id())) {
-    return reply.Fail(NotFound("source volume " + request.source_volume_id() +
-                               " does not exist: volume ids are Oxide disk ids (UUIDs)"));
-  }
+  if (Status checked = CheckCreateSnapshot(request); !checked.ok()) return reply.Fail(checked);
   SnapshotSpec spec{.co_name = request.name(),
                     .snapshot_name = SnapshotNameFor(request.name()),
                     .source_volume_id = request.source_volume_id()};
@@ -88,7 +70,7 @@ void ControllerService::CreateSnapshot(const rpc::CallInfo& info,
 void ControllerService::DeleteSnapshot(const rpc::CallInfo&,
                                        const csi::v1::DeleteSnapshotRequest& request,
                                        rpc::Reply<csi::v1::DeleteSnapshotResponse> reply) {
-  if (request.snapshot_id().empty()) return reply.Fail(InvalidArgument("snapshot_id is required"));
+  if (Status checked = CheckDeleteSnapshot(request); !checked.ok()) return reply.Fail(checked);
   // Only Oxide snapshot ids are snapshot ids: anything else cannot exist, so it is deleted.
   if (!IsUuid(request.snapshot_id())) return reply.Ok({});
   auto shared = Share(std::move(reply));
@@ -102,10 +84,7 @@ void ControllerService::ListSnapshots(const rpc::CallInfo&,
                                       const csi::v1::ListSnapshotsRequest& request,
                                       rpc::Reply<csi::v1::ListSnapshotsResponse> reply) {
   using Response = csi::v1::ListSnapshotsResponse;
-  if (request.max_entries() < 0) {
-    return reply.Fail(InvalidArgument("max_entries may not be negative"));
-  }
-  StatusOr<std::string> token = OxidePageToken(request.starting_token());
+  StatusOr<std::string> token = CheckListSnapshots(request);
   if (!token.ok()) return reply.Fail(token.status());
   const std::string source = request.source_volume_id();
   auto shared = Share(std::move(reply));
@@ -151,11 +130,7 @@ void ControllerService::GetSnapshot(const rpc::CallInfo&,
                                     const csi::v1::GetSnapshotRequest& request,
                                     rpc::Reply<csi::v1::GetSnapshotResponse> reply) {
   const std::string id = request.snapshot_id();
-  if (id.empty()) return reply.Fail(InvalidArgument("snapshot_id is required"));
-  if (!IsUuid(id)) {
-    return reply.Fail(NotFound("snapshot " + id +
-                               " does not exist: snapshot ids are Oxide snapshot ids (UUIDs)"));
-  }
+  if (Status checked = CheckGetSnapshot(request); !checked.ok()) return reply.Fail(checked);
   auto shared = Share(std::move(reply));
   oxide_->GetSnapshot(id, [shared, id](StatusOr<Snapshot> snapshot) {
     // Another project's snapshot is not this plugin's: to it, no such snapshot exists.

@@ -6,6 +6,7 @@
 #include "engine/blocking_work.h"
 #include "engine/node_reconciler.h"
 #include "engine/node_requests.h"
+#include "engine/request_checks.h"
 #include "node/device_finder.h"
 #include "node/path_rules.h"
 #include "node/volume_ops.h"
@@ -20,11 +21,6 @@ using store::PublicationRow;
 using store::StagingRow;
 
 constexpr int kOxideDisksPerInstance = 12;
-
-Status RequireVolumeId(const std::string& volume_id) {
-  if (volume_id.empty()) return InvalidArgument("volume_id is required");
-  return Status::Ok();
-}
 
 // Answers `reply` with the first failed check; true when all passed.
 template <typename Response>
@@ -118,13 +114,10 @@ void NodeService::NodeGetCapabilities(const rpc::CallInfo&,
 void NodeService::NodeStageVolume(const rpc::CallInfo&,
                                   const csi::v1::NodeStageVolumeRequest& request,
                                   rpc::Reply<csi::v1::NodeStageVolumeResponse> reply) {
-  auto capability = ParseCapability(request.has_volume_capability(), request.volume_capability());
-  auto serial = ExpectedSerial(request.publish_context(), request.volume_context());
-  if (!Check(reply, {RequireVolumeId(request.volume_id()),
-                     node::CheckVolumePath("staging_target_path", request.staging_target_path()),
-                     capability.status(), serial.status()})) {
-    return;
-  }
+  StatusOr<NodeStageChecks> checked = CheckNodeStageVolume(request);
+  if (!checked.ok()) return reply.Fail(checked.status());
+  const CapabilitySpec& capability = checked->capability;
+  const std::string& serial = checked->serial;
   const std::string& volume_id = request.volume_id();
   if (!Idle(volume_id, "NodeStageVolume", reply)) return;
   if (std::optional<StagingRow> existing = store_.GetStaging(volume_id);
@@ -135,7 +128,7 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
                                request.staging_target_path()));
       return;
     }
-    if (existing->capability != capability->key) {
+    if (existing->capability != capability.key) {
       reply.Fail(AlreadyExists("volume " + volume_id + " is already staged at " +
                                existing->staging_path + " with another volume capability (" +
                                existing->capability + ")"));
@@ -151,16 +144,16 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
   // A format of ours that a crash interrupted, on this volume's device: it is done again.
   std::optional<StagingRow> before = store_.GetStaging(volume_id);
   const bool format_intent = before && before->state == store::kFormatting &&
-                             before->serial == *serial && before->fs_type == capability->fs_type &&
-                             !capability->block;
+                             before->serial == serial && before->fs_type == capability.fs_type &&
+                             !capability.block;
 
   StagingRow row{.volume_id = volume_id,
                  .staging_path = request.staging_target_path(),
                  .state = format_intent ? store::kFormatting : store::kStaging,
-                 .capability = capability->key,
-                 .block = capability->block,
-                 .fs_type = capability->fs_type,
-                 .serial = *serial,
+                 .capability = capability.key,
+                 .block = capability.block,
+                 .fs_type = capability.fs_type,
+                 .serial = serial,
                  .device_name = "",
                  .device_number = ""};
   // Durable with the device found below, before anything is formatted or mounted.
@@ -169,9 +162,9 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
                                {"serial", row.serial},
                                {"path", row.staging_path},
                                {"access", row.block ? "block" : "mount " + row.fs_type}});
-  waiter_.Wait(*serial, [this, alive = alive_, row, options = capability->options,
-                         shared_reply = rpc::Share(std::move(reply))](
-                            StatusOr<node::BlockDevice> device) mutable {
+  waiter_.Wait(serial, [this, alive = alive_, row, options = capability.options,
+                        shared_reply = rpc::Share(std::move(reply))](
+                           StatusOr<node::BlockDevice> device) mutable {
     if (*alive)
       StageWithDevice(std::move(row), std::move(options), std::move(device), shared_reply);
   });
@@ -267,10 +260,7 @@ void NodeService::NodeUnstageVolume(const rpc::CallInfo&,
                                     rpc::Reply<csi::v1::NodeUnstageVolumeResponse> reply) {
   const std::string& volume_id = request.volume_id();
   const std::string& path = request.staging_target_path();
-  if (!Check(reply,
-             {RequireVolumeId(volume_id), node::CheckVolumePath("staging_target_path", path)})) {
-    return;
-  }
+  if (Status checked = CheckNodeUnstageVolume(request); !checked.ok()) return reply.Fail(checked);
   if (!Begin(volume_id, "NodeUnstageVolume", reply)) return;
   std::optional<StagingRow> existing = store_.GetStaging(volume_id);
   std::vector<PublicationRow> publications = store_.PublicationsOf(volume_id);
@@ -327,16 +317,8 @@ void NodeService::NodePublishVolume(const rpc::CallInfo&,
                                     rpc::Reply<csi::v1::NodePublishVolumeResponse> reply) {
   const std::string& volume_id = request.volume_id();
   const std::string& target = request.target_path();
-  auto capability = ParseCapability(request.has_volume_capability(), request.volume_capability());
-  if (!Check(reply, {RequireVolumeId(volume_id),
-                     node::CheckVolumePath("staging_target_path", request.staging_target_path()),
-                     node::CheckVolumePath("target_path", target), capability.status()})) {
-    return;
-  }
-  if (target == request.staging_target_path()) {
-    reply.Fail(InvalidArgument("target_path and staging_target_path must differ"));
-    return;
-  }
+  StatusOr<CapabilitySpec> capability = CheckNodePublishVolume(request);
+  if (!capability.ok()) return reply.Fail(capability.status());
   if (!Idle(volume_id, "NodePublishVolume", reply)) return;
   bool readonly =
       request.readonly() ||
@@ -429,9 +411,7 @@ void NodeService::NodeUnpublishVolume(const rpc::CallInfo&,
                                       rpc::Reply<csi::v1::NodeUnpublishVolumeResponse> reply) {
   const std::string& volume_id = request.volume_id();
   const std::string& target = request.target_path();
-  if (!Check(reply, {RequireVolumeId(volume_id), node::CheckVolumePath("target_path", target)})) {
-    return;
-  }
+  if (Status checked = CheckNodeUnpublishVolume(request); !checked.ok()) return reply.Fail(checked);
   std::optional<PublicationRow> row = store_.GetPublication(target);
   std::optional<StagingRow> staging = store_.GetStaging(volume_id);
   if (row && row->volume_id != volume_id) {
@@ -510,10 +490,7 @@ void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
   const std::string& path = request.volume_path();
   // The spec's order: a volume not known at that path is NOT_FOUND whatever the path looks like
   // (the lookups are in memory; no path is touched before it is known and checked).
-  if (!Check(reply, {RequireVolumeId(volume_id),
-                     path.empty() ? InvalidArgument("volume_path is required") : Status::Ok()})) {
-    return;
-  }
+  if (Status checked = CheckNodeGetVolumeStats(request); !checked.ok()) return reply.Fail(checked);
   std::optional<StagingRow> staging = store_.GetStaging(volume_id);
   std::optional<PublicationRow> publication = store_.GetPublication(path);
   bool published = publication && publication->volume_id == volume_id &&

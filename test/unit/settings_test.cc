@@ -189,6 +189,23 @@ TEST(Settings, InstanceIdFromMetadataFile) {
   EXPECT_NE(bad.status().message().find("no OXIDE_INSTANCE_ID"), std::string::npos);
 }
 
+// A setting file that is not one (an endless /dev/zero, a huge file) is refused after 64 KiB,
+// never read whole into memory.
+TEST(Settings, ASettingFileLargerThan64KiBIsRefusedWithoutReadingItWhole) {
+  Environment env = ControllerEnv();
+  env.erase("OXIDE_TOKEN");
+  env["OXIDE_TOKEN_FILE"] = "/dev/zero";
+  auto token = ParseCommandLine({kEp}, env);
+  ASSERT_FALSE(token.ok());
+  EXPECT_NE(token.status().message().find("larger than 64 KiB"), std::string::npos)
+      << token.status().message();
+  auto metadata =
+      ParseCommandLine({kEp, "--mode=node", "--instance-metadata-file", "/dev/zero"}, {});
+  ASSERT_FALSE(metadata.ok());
+  EXPECT_NE(metadata.status().message().find("larger than 64 KiB"), std::string::npos)
+      << metadata.status().message();
+}
+
 TEST(Settings, PlainHttpOnlyWhenInsecure) {
   auto parsed = Parse({kEp, "--oxide-host=http://127.0.0.1:8080/", "--oxide-insecure"});
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
