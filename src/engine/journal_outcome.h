@@ -1,5 +1,6 @@
 // Small rules shared by the engines that journal Oxide operations: which errors leave a POST's
-// outcome unknown, and how an outcome is written in the journal. Pure: any thread.
+// outcome unknown, how an outcome is written in the journal, and the answer when it could not be.
+// Pure: any thread.
 #pragma once
 
 #include <string>
@@ -17,6 +18,17 @@ inline bool OutcomeUnknown(const Status& status) {
   return status.code() == StatusCode::kUnavailable ||
          status.code() == StatusCode::kDeadlineExceeded || status.code() == StatusCode::kUnknown ||
          status.code() == StatusCode::kInternal;
+}
+
+// The answer to a call whose intent was journaled and sent to Oxide but whose outcome could not
+// be recorded (`committed`: why): the entry stays pending and the engine reconciles `subject`
+// (e.g. "volume <id>") with Oxide once the state database takes writes again.
+inline Status OutcomeNotRecorded(const std::string& subject, const Status& committed) {
+  return Unavailable(
+      "the intent of this call was recorded and sent to Oxide, but its outcome could not be "
+      "recorded (" +
+      committed.message() + "); the plugin reconciles " + subject +
+      " with Oxide once the state database takes writes again; retry the call");
 }
 
 inline std::string JournalOutcome(const Status& status) {

@@ -237,9 +237,26 @@ void SnapshotEngine::Accept(const JobPtr& job, const Snapshot& snapshot) {
   snapshots_->Put(row);
   journal_->FinishOperation(job->op_id, kJournalDone, "snapshot " + snapshot.state);
   if (snapshot.state == "creating") uploads_.Track(row);
-  commit_->WhenDurable([this, alive = alive_, key, snapshot](Status committed) {
+  FinishWhenRecorded(key, job->op_id, snapshot);
+}
+
+void SnapshotEngine::FinishWhenRecorded(const std::string& key, int64_t op_id,
+                                        SnapshotResult result) {
+  commit_->WhenDurable([this, alive = alive_, key, op_id, result](Status committed) {
     if (!*alive) return;
-    tracker_.Finish(key, committed.ok() ? SnapshotResult(snapshot) : SnapshotResult(committed));
+    if (committed.ok()) return tracker_.Finish(key, result);
+    tracker_.Finish(key, SnapshotResult(OutcomeNotRecorded("snapshot " + key, committed)));
+    ReconcileLater(op_id);
+  });
+}
+
+void SnapshotEngine::ReconcileLater(int64_t op_id) {
+  delayed_.RunAfter(std::chrono::seconds(1), [this, op_id] {
+    std::optional<store::OperationRow> entry = journal_->FindUnfinishedOperation(op_id);
+    if (!entry) return;
+    if (tracker_.Busy(entry->volume)) return ReconcileLater(op_id);  // a call holds the key
+    tracker_.Admit(entry->volume, "recovery of " + entry->kind, "", [](const SnapshotResult&) {});
+    RecoverEntry(*entry, std::chrono::seconds(1));
   });
 }
 
@@ -248,10 +265,7 @@ void SnapshotEngine::Fail(const JobPtr& job, const Status& error) {
   std::optional<store::SnapshotRow> row = snapshots_->FindByName(key);
   if (row && row->snapshot_id.empty()) snapshots_->Remove(key);
   journal_->FinishOperation(job->op_id, kJournalFailed, JournalOutcome(error));
-  commit_->WhenDurable([this, alive = alive_, key, error](Status committed) {
-    if (!*alive) return;
-    tracker_.Finish(key, !committed.ok() ? committed : error);
-  });
+  FinishWhenRecorded(key, job->op_id, SnapshotResult(error));
 }
 
 // ---- DeleteSnapshot -------------------------------------------------------------------------
@@ -297,11 +311,8 @@ void SnapshotEngine::FinishDelete(const std::string& snapshot_id, int64_t op_id,
                      "it is ready; retry (ListSnapshots shows when ready_to_use is true)");
   }
   journal_->FinishOperation(op_id, state, JournalOutcome(result));
-  commit_->WhenDurable([this, alive = alive_, snapshot_id, result](Status committed) {
-    if (!*alive) return;
-    Status final = !committed.ok() ? committed : result;
-    tracker_.Finish(snapshot_id, final.ok() ? SnapshotResult(Snapshot{}) : SnapshotResult(final));
-  });
+  FinishWhenRecorded(snapshot_id, op_id,
+                     result.ok() ? SnapshotResult(Snapshot{}) : SnapshotResult(result));
 }
 
 // ---- recovery -------------------------------------------------------------------------------
@@ -339,7 +350,7 @@ void SnapshotEngine::RecoverEntry(const store::OperationRow& entry,
         if (backend::IsInAnotherProject(found.status())) {
           // Never the project's (a delete of a foreign id that crashed before its lookup).
           return CloseEntry(entry.id, key, kJournalRolledBack,
-                            "reconciled with Oxide at start: " + found.status().message());
+                            "reconciled with Oxide: " + found.status().message());
         }
         if (!found.ok() && found.status().code() != StatusCode::kNotFound) {
           return RetryRecoveryLater(delayed_, entry, {"snapshot", key}, found.status(), retry_delay,
@@ -353,23 +364,33 @@ void SnapshotEngine::RecoverEntry(const store::OperationRow& entry,
           if (row) snapshots_->Remove(row->snapshot_name);
           return CloseEntry(entry.id, key,
                             entry.kind == kCreateKind ? kJournalRolledBack : kJournalDone,
-                            "reconciled with Oxide at start: no such snapshot");
+                            "reconciled with Oxide: no such snapshot");
         }
         store::SnapshotRow seen = RowFromSnapshot(*found, row ? row->co_name : co_name);
         snapshots_->Put(seen);
         if (seen.state == "creating") uploads_.Track(seen);
         CloseEntry(entry.id, key, entry.kind == kCreateKind ? kJournalDone : kJournalRolledBack,
-                   "reconciled with Oxide at start: snapshot " + seen.state);
+                   "reconciled with Oxide: snapshot " + seen.state);
       });
 }
 
 void SnapshotEngine::CloseEntry(int64_t id, const std::string& key, const char* state,
                                 const std::string& note) {
   journal_->FinishOperation(id, state, note);
-  commit_->WhenDurable([this, alive = alive_, key, state](Status committed) {
+  commit_->WhenDurable([this, alive = alive_, id, key, state](Status committed) {
+    if (!*alive) return;
+    if (!committed.ok()) {
+      // Still pending: tried again once the database takes writes.
+      log::Warn(
+          "could not record the reconciliation of an unfinished snapshot operation; trying "
+          "again",
+          {{"snapshot", key}, {"error", committed.message()}});
+      tracker_.Finish(key, SnapshotResult(committed));
+      return ReconcileLater(id);
+    }
     log::Info("reconciled an unfinished snapshot operation",
-              {{"snapshot", key}, {"outcome", state}, {"error", committed.message()}});
-    if (*alive) tracker_.Finish(key, Snapshot{});
+              {{"snapshot", key}, {"outcome", state}});
+    tracker_.Finish(key, Snapshot{});
   });
 }
 

@@ -2,7 +2,8 @@
 // when Oxide reports the snapshot ready, or — still being created — before the caller's deadline
 // once Oxide shows it) and delete, with a per-snapshot OperationTracker (identical retries join,
 // other calls get ABORTED), upload tracking of every snapshot still `creating`, and recovery of
-// unfinished snapshot journal entries at start. Loop thread only.
+// unfinished snapshot journal entries at start and, for an outcome a failed commit could not
+// record, in the run once the database takes writes again. Loop thread only.
 #pragma once
 
 #include <uv.h>
@@ -73,6 +74,11 @@ class SnapshotEngine {
   // DeleteSnapshot's Oxide call for an id known to be the project's, and the journal close.
   void DeleteKnown(const std::string& snapshot_id, int64_t op_id);
   void FinishDelete(const std::string& snapshot_id, int64_t op_id, const Status& deleted);
+  // Answers the call on `key` with `result` once its journal outcome is durable; when it cannot
+  // be recorded, answers UNAVAILABLE saying so and reconciles the entry later (ReconcileLater).
+  void FinishWhenRecorded(const std::string& key, int64_t op_id, SnapshotResult result);
+  // Re-runs the recovery of journal entry `op_id` in a second, if it is still pending then.
+  void ReconcileLater(int64_t op_id);
   // Whether `snapshot` is the one `spec` asks for; else the ALREADY_EXISTS to answer.
   Status Matches(const SnapshotSpec& spec, const backend::Snapshot& snapshot) const;
 

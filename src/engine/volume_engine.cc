@@ -124,12 +124,7 @@ void VolumeEngine::Complete(const JobPtr& job, OperationResult result, const cha
     if (committed.ok()) return tracker_.Finish(job->key, result);
     // Oxide has acted (or refused) but its outcome is not recorded: the journal entry is still
     // pending. It is reconciled with Oxide as soon as the database takes writes again.
-    tracker_.Finish(job->key,
-                    OperationResult(Unavailable(
-                        "the intent of this call was recorded and sent to Oxide, but its outcome "
-                        "could not be recorded (" +
-                        committed.message() + "); the plugin reconciles volume " + job->key +
-                        " with Oxide once the state database takes writes again; retry the call")));
+    tracker_.Finish(job->key, OperationResult(OutcomeNotRecorded("volume " + job->key, committed)));
     ReconcileLater(job->op_id);
   });
 }

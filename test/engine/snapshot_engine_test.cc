@@ -14,6 +14,7 @@
 #include "store/snapshot_store.h"
 #include "store/state_db.h"
 #include "store/volume_store.h"
+#include "support/faulty_vfs.h"
 #include "support/temp_dir.h"
 
 namespace engine_test {
@@ -52,7 +53,7 @@ class SnapshotEngineTest : public backend_test::BackendTest {
   // Closes and reopens everything on the same database file (a restart).
   void Restart() {
     Close();
-    auto opened = oxide::store::StateDb::Open(dir_.File("state.db"));
+    auto opened = oxide::store::StateDb::Open(dir_.File("state.db"), vfs_);
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     db_ = std::move(*opened);
     commit_ = std::make_unique<oxide::store::GroupCommit>(loop(), db_.get());
@@ -104,6 +105,7 @@ class SnapshotEngineTest : public backend_test::BackendTest {
   }
 
   oxide::testing::TempDir dir_;
+  const char* vfs_ = nullptr;  // SQLite's default; FaultyVfs::kName where a test fails writes
   std::unique_ptr<oxide::store::StateDb> db_;
   std::unique_ptr<oxide::store::GroupCommit> commit_;
   std::unique_ptr<oxide::store::VolumeStore> journal_;
@@ -187,6 +189,45 @@ TEST_F(SnapshotEngineTest, CreateAnswersNotReadyByItsDeadlineThenReady) {
   EXPECT_EQ((*later)->state, "ready");
   EXPECT_EQ((*later)->id, (*early)->id);
   EXPECT_EQ(CountRequests("POST", "snapshot_create"), 1);
+}
+
+// The disk fills up between a snapshot's journaled intent and its outcome: the caller learns
+// exactly that, and once the disk takes writes again the entry is reconciled with Oxide without a
+// restart or another call; the retry finds the snapshot instead of taking another.
+TEST_F(SnapshotEngineTest, AnOutcomeThatCouldNotBeRecordedIsReconciledOnceTheDiskTakesWrites) {
+  const std::string source = SourceDisk("src-full-disk");
+  oxide::testing::FaultyVfs::Install();
+  vfs_ = oxide::testing::FaultyVfs::kName;
+  Restart();
+  SetFaults({{{"operation", "snapshot_create"}, {"latency_ms", 300}}});
+  SnapshotSpec spec{.co_name = "full-disk",
+                    .snapshot_name = SnapshotNameFor("full-disk"),
+                    .source_volume_id = source};
+  std::optional<SnapshotResult> result;
+  const uint64_t commits = commit_->stats().commits;
+  engine_->Create(spec, std::chrono::steady_clock::now() + 10s,
+                  [&](const SnapshotResult& r) { result = r; });
+  ASSERT_TRUE(RunUntil([&] { return commit_->stats().commits > commits; }, 5s));  // intent
+  oxide::testing::FaultyVfs::FailWrites(true);  // then the disk is full
+  ASSERT_TRUE(RunUntil([&] { return result.has_value(); }, 10s));
+  oxide::testing::FaultyVfs::FailWrites(false);
+  ASSERT_FALSE(result->ok());
+  EXPECT_EQ(result->status().code(), oxide::StatusCode::kUnavailable);
+  EXPECT_NE(result->status().message().find("its outcome could not be recorded"), std::string::npos)
+      << result->status().message();
+  ASSERT_TRUE(RunUntil(
+      [&] {
+        return journal_->UnfinishedOperations().empty() &&
+               !engine_->tracker().Busy(spec.snapshot_name);
+      },
+      10s));  // reconciled and recorded
+  EXPECT_EQ(RowState(spec.snapshot_name), "ready");
+  std::optional<SnapshotResult> retried;
+  engine_->Create(spec, std::chrono::steady_clock::now() + 5s,
+                  [&](const SnapshotResult& r) { retried = r; });
+  ASSERT_TRUE(RunUntil([&] { return retried.has_value(); }, 6s));
+  ASSERT_TRUE(retried->ok()) << retried->status().ToString();
+  EXPECT_EQ(CountRequests("POST", "snapshot_create"), 1) << "Oxide took the snapshot once";
 }
 
 TEST_F(SnapshotEngineTest, RecoveryClosesUnfinishedEntriesAndResumesTracking) {
