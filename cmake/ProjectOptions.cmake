@@ -26,7 +26,11 @@ if(OXIDE_CSI_FUZZ)
   add_link_options(-fsanitize=address,undefined)
 endif()
 if(OXIDE_CSI_TSAN)
-  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  # Debian's protobuf, gRPC and Abseil are not TSan-built, and their headers change class layouts
+  # when __SANITIZE_THREAD__ is defined (protobuf's MapFieldBase gains two counters): code
+  # compiled against them must see the layout the libraries were built with, or map reflection
+  # reads the wrong member and crashes. TSan's instrumentation does not need the macro.
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer -U__SANITIZE_THREAD__)
   add_link_options(-fsanitize=thread)
 endif()
 

@@ -40,7 +40,7 @@ for target in "${targets[@]}"; do
   before=$(find "$seeds" -name 'crash-*' | wc -l)
   status=0
   "$build/test/fuzz/fuzz_$target" "$work" "$seeds" -max_total_time="$seconds" -max_len=8192 \
-    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$seeds/crash-" \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$seeds/" \
     >"$log" 2>&1 || status=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)

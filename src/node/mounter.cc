@@ -102,6 +102,7 @@ std::vector<MountEntry> ParseMountInfo(const std::string& text) {
     if (std::sscanf(fields[2].c_str(), "%u:%u", &entry.major, &entry.minor) != 2) continue;
     entry.root = Unescape(fields[3]);
     entry.mount_point = Unescape(fields[4]);
+    if (entry.mount_point.empty() || entry.mount_point[0] != '/') continue;  // never the kernel's
     entry.options = fields[5];
     entry.fs_type = Unescape(fields[dash + 1]);
     entry.source = Unescape(fields[dash + 2]);

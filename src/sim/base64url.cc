@@ -65,6 +65,11 @@ std::optional<std::string> base64url_decode(std::string_view text) {
       v[k] = value_of(c);
       if (v[k] < 0) return std::nullopt;
     }
+    // Bits below the last byte must be zero, as Rust's base64 (dropshot's tokens) insists: one
+    // text per byte string.
+    if ((padding == 1 && (v[2] & 0x3) != 0) || (padding == 2 && (v[1] & 0xf) != 0)) {
+      return std::nullopt;
+    }
     const uint32_t n = (static_cast<uint32_t>(v[0]) << 18) | (static_cast<uint32_t>(v[1]) << 12) |
                        (static_cast<uint32_t>(v[2]) << 6) | static_cast<uint32_t>(v[3]);
     out += static_cast<char>((n >> 16) & 0xff);

@@ -14,7 +14,10 @@ constexpr const char* kSample =
     "43 22 0:5 /loop3 /var/lib/kubelet/pods/p/block\\011x ro,relatime - devtmpfs udev "
     "rw,size=100k\n"
     "44 22 7:3 / /var/lib/kubelet/my\\040volume ro,relatime - xfs /dev/loop3 ro\n"
-    "garbage line\n";
+    "garbage line\n"
+    // A mount point that is not absolute (never the kernel's; found by fuzz target node_text)
+    // is malformed: skipped, never compared with a CSI path.
+    "45 22 7:4 / var/lib/relative rw - ext4 /dev/loop4 rw\n";
 
 TEST(MountInfo, ParsesFieldsAndDecodesOctalEscapes) {
   auto entries = ParseMountInfo(kSample);
