@@ -52,7 +52,11 @@ void PrintJson(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
   options.always_print_primitive_fields = true;
-  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  const auto printed = google::protobuf::util::MessageToJsonString(message, &json, options);
+  if (!printed.ok()) {
+    std::cerr << "error: cannot print the answer as JSON: " << printed.ToString() << "\n";
+    return;
+  }
   std::cout << json << "\n";
 }
 

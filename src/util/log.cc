@@ -209,6 +209,8 @@ void Write(Level level, std::string_view message, Fields fields) {
   }
   if (lock.owns_lock()) lock.unlock();
   // One write per record keeps lines from different threads whole.
+  // A log line that cannot be written (stderr closed, a full pipe) has nowhere to be reported
+  // and must not fail the call that logged it.
   ssize_t ignored = ::write(g_fd.load(std::memory_order_relaxed), line.data(), line.size());
   (void)ignored;
 }
