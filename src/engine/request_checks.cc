@@ -25,9 +25,10 @@ Status CoName(const std::string& name) {
   return InvalidArgument("name is longer than " + std::to_string(kMaxCoNameBytes) + " bytes");
 }
 
-Status NonNegative(int32_t max_entries) {
-  if (max_entries >= 0) return Status::Ok();
-  return InvalidArgument("max_entries may not be negative");
+// A list RPC's paging: the Oxide page token inside starting_token.
+StatusOr<std::string> PageStart(int32_t max_entries, const std::string& starting_token) {
+  if (max_entries < 0) return InvalidArgument("max_entries may not be negative");
+  return OxidePageToken(starting_token);
 }
 
 Status ExistingVolumeId(const std::string& volume_id, const char* what) {
@@ -116,8 +117,7 @@ Status CheckControllerGetVolume(const csi::v1::ControllerGetVolumeRequest& reque
 }
 
 StatusOr<std::string> CheckListVolumes(const csi::v1::ListVolumesRequest& request) {
-  if (Status entries = NonNegative(request.max_entries()); !entries.ok()) return entries;
-  return OxidePageToken(request.starting_token());
+  return PageStart(request.max_entries(), request.starting_token());
 }
 
 Status CheckGetCapacity(const csi::v1::GetCapacityRequest& request) {
@@ -147,8 +147,7 @@ Status CheckDeleteSnapshot(const csi::v1::DeleteSnapshotRequest& request) {
 }
 
 StatusOr<std::string> CheckListSnapshots(const csi::v1::ListSnapshotsRequest& request) {
-  if (Status entries = NonNegative(request.max_entries()); !entries.ok()) return entries;
-  return OxidePageToken(request.starting_token());
+  return PageStart(request.max_entries(), request.starting_token());
 }
 
 Status CheckGetSnapshot(const csi::v1::GetSnapshotRequest& request) {

@@ -251,12 +251,8 @@ void SnapshotEngine::FinishWhenRecorded(const std::string& key, int64_t op_id,
 }
 
 void SnapshotEngine::ReconcileLater(int64_t op_id) {
-  delayed_.RunAfter(std::chrono::seconds(1), [this, op_id] {
-    std::optional<store::OperationRow> entry = journal_->FindUnfinishedOperation(op_id);
-    if (!entry) return;
-    if (tracker_.Busy(entry->volume)) return ReconcileLater(op_id);  // a call holds the key
-    tracker_.Admit(entry->volume, "recovery of " + entry->kind, "", [](const SnapshotResult&) {});
-    RecoverEntry(*entry, std::chrono::seconds(1));
+  ReconcileEntryLater(delayed_, *journal_, tracker_, op_id, [this](const store::OperationRow& e) {
+    RecoverEntry(e, std::chrono::seconds(1));
   });
 }
 

@@ -130,12 +130,8 @@ void VolumeEngine::Complete(const JobPtr& job, OperationResult result, const cha
 }
 
 void VolumeEngine::ReconcileLater(int64_t op_id) {
-  delayed_.RunAfter(std::chrono::seconds(1), [this, op_id] {
-    std::optional<store::OperationRow> entry = store_->FindUnfinishedOperation(op_id);
-    if (!entry) return;
-    if (tracker_.Busy(entry->volume)) return ReconcileLater(op_id);  // a call holds the volume
-    tracker_.Admit(entry->volume, "recovery of " + entry->kind, "", [](const OperationResult&) {});
-    Recover(*entry, std::chrono::seconds(1));
+  ReconcileEntryLater(delayed_, *store_, tracker_, op_id, [this](const store::OperationRow& e) {
+    Recover(e, std::chrono::seconds(1));
   });
 }
 

@@ -143,7 +143,7 @@ ctr="$("${B[@]}" from "$tag")"
     if [ $tries -gt 200 ] || ! kill -0 $pid 2>/dev/null; then
       echo "the plugin did not serve its socket:"; cat /tmp/plugin.log; exit 1
     fi
-    sleep 0.05
+    sleep 0.05  # a poll: the slim image has no inotifywait to wait for the socket with
   done
   ctl="oxide-csi-ctl --endpoint unix:///tmp/csi/csi.sock"
   probe="$($ctl identity probe)"

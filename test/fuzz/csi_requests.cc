@@ -27,10 +27,6 @@ using oxide::Status;
 
 constexpr size_t kLongestMessage = 2048;
 
-void Expect(bool holds) {
-  if (!holds) std::abort();
-}
-
 void ExpectReadable(const Status& status) {
   if (status.ok()) return;
   Expect(status.code() != oxide::StatusCode::kInternal);  // bad input is never INTERNAL

@@ -5,5 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+// An invariant of a target: when it does not hold, the input is a crash libFuzzer keeps.
+inline void Expect(bool holds) {
+  if (!holds) std::abort();
+}

@@ -16,14 +16,6 @@
 #include "node/mounter.h"
 #include "node/path_rules.h"
 
-namespace {
-
-void Expect(bool holds) {
-  if (!holds) std::abort();
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);

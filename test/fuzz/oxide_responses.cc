@@ -17,10 +17,6 @@ namespace {
 
 using namespace oxide::backend;
 
-void Expect(bool holds) {
-  if (!holds) std::abort();
-}
-
 bool SameDisk(const Disk& a, const Disk& b) {
   return a.id == b.id && a.name == b.name && a.description == b.description &&
          a.project_id == b.project_id && a.snapshot_id == b.snapshot_id &&

@@ -18,10 +18,6 @@ namespace {
 
 constexpr std::string_view kSecret = "fuzz-secret-5b1e0c7d";
 
-void Expect(bool holds) {
-  if (!holds) std::abort();
-}
-
 std::vector<std::string> Lines(std::string_view text) {
   std::vector<std::string> lines;
   std::istringstream in{std::string(text)};

@@ -11,14 +11,6 @@
 #include "json_reader.h"
 #include "url.h"
 
-namespace {
-
-void Expect(bool holds) {
-  if (!holds) std::abort();
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);

@@ -126,6 +126,7 @@ class FormatCrashTest : public NodeTest {
   bool WaitForData(const std::string& node) {
     for (int i = 0; i < 2000; ++i) {
       if (HoldsData(node)) return true;
+      // A poll: writes to a block device raise no event (inotify sees none) to wait for.
       std::this_thread::sleep_for(5ms);
     }
     return false;
@@ -135,6 +136,8 @@ class FormatCrashTest : public NodeTest {
   bool WaitForMkfs() {
     for (int i = 0; i < 2000; ++i) {
       if (!ChildrenOf(plugin_->pid()).empty()) return true;
+      // A poll: a fork in another process raises no event a test can wait for without the
+      // kernel's process connector (netlink, CAP_NET_ADMIN); the log line comes before mkfs.
       std::this_thread::sleep_for(5ms);
     }
     return false;
@@ -173,7 +176,8 @@ TEST_F(FormatCrashTest, AFormatKilledWithThePluginIsDoneAgainByTheRetry) {
     if (moment >= Moment::kFirstData) {
       ASSERT_TRUE(WaitForData(disk.node()));
     }
-    // Fault injection: how far past the first data the kill lands.
+    // Fault injection, not a wait: the sleep *is* the moment of the kill, 20 or 60 ms past the
+    // first data (the throttled mkfs writes on through it).
     if (moment == Moment::kFirstDataPlus20) std::this_thread::sleep_for(20ms);
     if (moment == Moment::kFirstDataPlus60) std::this_thread::sleep_for(60ms);
     KillPluginWithItsMkfs();
