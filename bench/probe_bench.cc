@@ -19,8 +19,8 @@
 #include <thread>
 
 #include "config/settings.h"
+#include "csi/identity_service.h"
 #include "direct_probe_server.h"
-#include "engine/identity_service.h"
 #include "loop/event_loop.h"
 #include "probe_load.h"
 #include "rpc/csi_server.h"
@@ -62,9 +62,9 @@ class InProcessPlugin {
     rpc::CsiHandlers handlers;
     if (real_identity) {
       db_ = std::move(store::StateDb::Open(dir + "/inproc-state/state.db").value());
-      identity_ = std::make_unique<engine::IdentityService>(
+      identity_ = std::make_unique<csi_adapter::IdentityService>(
           settings_,
-          std::vector<engine::IdentityService::HealthCheck>{[this] { return db_->Health(); }});
+          std::vector<csi_adapter::IdentityService::HealthCheck>{[this] { return db_->Health(); }});
       identity_->Register(handlers);
     } else {
       handlers.Probe = [](const rpc::CallInfo&, const csi::v1::ProbeRequest&,
@@ -90,7 +90,7 @@ class InProcessPlugin {
   Settings settings_;
   std::unique_ptr<store::StateDb> db_;
   EventLoop loop_;
-  std::unique_ptr<engine::IdentityService> identity_;
+  std::unique_ptr<csi_adapter::IdentityService> identity_;
   std::unique_ptr<rpc::CsiServer> server_;
   std::thread thread_;
 };

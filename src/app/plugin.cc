@@ -9,9 +9,9 @@
 #include "app/memory_trim.h"
 #include "backend/curl_library.h"
 #include "backend/oxide_client.h"
-#include "engine/controller_service.h"
-#include "engine/identity_service.h"
-#include "engine/node_service.h"
+#include "csi/controller_service.h"
+#include "csi/identity_service.h"
+#include "csi/node_service.h"
 #include "engine/oxide_credentials_check.h"
 #include "engine/snapshot_engine.h"
 #include "engine/volume_engine.h"
@@ -94,7 +94,7 @@ int RunPlugin(const Settings& settings) {
   MemoryTrim memory_trim(loop.uv(), std::chrono::seconds(5), 4 << 20);
   // The store thread owns the database's connection from here on.
   auto commit = std::make_unique<store::GroupCommit>(loop.uv(), db);
-  std::vector<engine::IdentityService::HealthCheck> health = {
+  std::vector<csi_adapter::IdentityService::HealthCheck> health = {
       [db] { return db->Health(); }, [check = commit.get()] { return check->Health(); }};
   rpc::CsiHandlers handlers;
 
@@ -104,7 +104,7 @@ int RunPlugin(const Settings& settings) {
   std::unique_ptr<engine::VolumeEngine> volume_engine;
   std::unique_ptr<store::SnapshotStore> snapshot_rows;
   std::unique_ptr<engine::SnapshotEngine> snapshot_engine;
-  std::unique_ptr<engine::ControllerService> controller;
+  std::unique_ptr<csi_adapter::ControllerService> controller;
   std::unique_ptr<engine::OxideCredentialsCheck> credentials;
   if (settings.ServesController()) {
     oxide = backend::OxideClient::Create(loop.uv(), backend::ClientConfigFromSettings(settings));
@@ -120,19 +120,20 @@ int RunPlugin(const Settings& settings) {
     }
     snapshot_engine = std::make_unique<engine::SnapshotEngine>(
         loop.uv(), oxide.get(), volumes.get(), snapshot_rows.get(), commit.get());
-    controller = std::make_unique<engine::ControllerService>(
+    controller = std::make_unique<csi_adapter::ControllerService>(
         settings, oxide.get(), volume_engine.get(), snapshot_engine.get());
     controller->Register(handlers);
     credentials = std::make_unique<engine::OxideCredentialsCheck>(loop.uv(), oxide.get());
     health.push_back([check = credentials.get()] { return check->Health(); });
   }
-  engine::IdentityService identity(settings, std::move(health));
+  csi_adapter::IdentityService identity(settings, std::move(health));
   identity.Register(handlers);
 
-  std::unique_ptr<engine::NodeService> node;
+  std::unique_ptr<csi_adapter::NodeService> node;
   if (settings.ServesNode()) {
-    int max_volumes = engine::NodeService::MaxVolumesPerNode(settings);
-    node = std::make_unique<engine::NodeService>(settings, &loop, db, max_volumes, commit.get());
+    int max_volumes = csi_adapter::NodeService::MaxVolumesPerNode(settings);
+    node =
+        std::make_unique<csi_adapter::NodeService>(settings, &loop, db, max_volumes, commit.get());
     // Before serving: rows left by a crash are completed or rolled back from the mounts.
     Status reconciled = node->Reconcile();
     if (!reconciled.ok()) {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "csi.pb.h"
-#include "engine/request_checks.h"
+#include "csi/request_checks.h"
 #include "fuzz_target.h"
 #include "rpc/canonical_ids.h"
 #include "rpc/size_limits.h"
@@ -47,7 +47,7 @@ void Run(const uint8_t* data, size_t size, const std::function<Status(const Requ
   oxide::rpc::CanonicalizeIds(&request);
   Expect(request.SerializeAsString() == canonical);
   ExpectReadable(check(request));
-  Expect(!oxide::engine::RequestFingerprint(request).empty());
+  Expect(!oxide::csi_adapter::RequestFingerprint(request).empty());
 }
 
 template <typename Request, typename Checks>
@@ -66,7 +66,7 @@ std::function<void(const uint8_t*, size_t)> Target(Checks checks) {
 
 const std::vector<std::function<void(const uint8_t*, size_t)>>& Targets() {
   namespace v1 = csi::v1;
-  using namespace oxide::engine;
+  using namespace oxide::csi_adapter;
   static const auto* targets = new std::vector<std::function<void(const uint8_t*, size_t)>>{
       Target<v1::CreateVolumeRequest>([](const v1::CreateVolumeRequest& r) {
         return CheckCreateVolume(r, "oxide", 10 * kGiB);

@@ -1,14 +1,14 @@
 // The node service's rows are durable before the side effect they announce and before the answer:
-// the real NodeService on a real SQLite file, with the fault-injecting VFS holding every fsync, so
-// the test sees what waits for which commit. NodeUnpublishVolume of a target that holds no mount
-// has a side effect a test without root can watch: the target directory is removed.
+// the real csi_adapter::NodeService on a real SQLite file, with the fault-injecting VFS holding
+// every fsync, so the test sees what waits for which commit. NodeUnpublishVolume of a target that
+// holds no mount has a side effect a test without root can watch: the target directory is removed.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <optional>
 
-#include "engine/node_service.h"
+#include "csi/node_service.h"
 #include "loop/event_loop.h"
 #include "store/group_commit.h"
 #include "store/node_volume_store.h"
@@ -81,7 +81,8 @@ class NodeDurabilityTest : public ::testing::Test {
                            .capability = "mount:ext4",
                            .readonly = false});
     }
-    node_ = std::make_unique<NodeService>(settings_, &loop_, db_.get(), 12, commit_.get());
+    node_ =
+        std::make_unique<csi_adapter::NodeService>(settings_, &loop_, db_.get(), 12, commit_.get());
     return target;
   }
   std::string PublicationState(const std::string& target) {
@@ -97,7 +98,7 @@ class NodeDurabilityTest : public ::testing::Test {
   EventLoop loop_;
   std::unique_ptr<store::StateDb> db_;
   std::unique_ptr<store::GroupCommit> commit_;
-  std::unique_ptr<NodeService> node_;
+  std::unique_ptr<csi_adapter::NodeService> node_;
 };
 
 TEST_F(NodeDurabilityTest, UnpublishRecordsItsIntentBeforeActingAndAnswersOnlyOnceItsRowIsGone) {

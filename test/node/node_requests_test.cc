@@ -1,11 +1,11 @@
 // Unit tests of the node RPC input checks: capability parsing and the expected NVMe serial.
-#include "engine/node_requests.h"
+#include "csi/node_requests.h"
 
 #include <gtest/gtest.h>
 
-#include "engine/csi_context_keys.h"
+#include "csi/csi_context_keys.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 namespace {
 
 using csi::v1::VolumeCapability;
@@ -62,4 +62,4 @@ TEST(NodeRequests, SerialIsTheFirst20BytesOfTheDiskName) {
 }
 
 }  // namespace
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

@@ -1,12 +1,12 @@
 // Checks of CreateVolume-style requests: capacity rounding to whole GiB, access modes and access
 // types, StorageClass parameters, topology, and request fingerprints.
-#include "engine/volume_request.h"
+#include "csi/volume_request.h"
 
 #include <gtest/gtest.h>
 
 #include "config/settings.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 namespace {
 
 using csi::v1::CapacityRange;
@@ -149,4 +149,4 @@ TEST(Fingerprint, EqualForIdenticalRequestsOnly) {
 }
 
 }  // namespace
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

@@ -8,12 +8,12 @@
 #include <algorithm>
 
 #include "config/validation.h"
-#include "engine/controller_service.h"
+#include "csi/controller_service.h"
+#include "csi/paged_listing.h"
+#include "csi/request_checks.h"
 #include "engine/disk_naming.h"
-#include "engine/paged_listing.h"
-#include "engine/request_checks.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 namespace {
 
 using backend::Snapshot;
@@ -50,11 +50,11 @@ void ControllerService::CreateSnapshot(const rpc::CallInfo& info,
                                        const csi::v1::CreateSnapshotRequest& request,
                                        rpc::Reply<csi::v1::CreateSnapshotResponse> reply) {
   if (Status checked = CheckCreateSnapshot(request); !checked.ok()) return reply.Fail(checked);
-  SnapshotSpec spec{.co_name = request.name(),
-                    .snapshot_name = SnapshotNameFor(request.name()),
-                    .source_volume_id = request.source_volume_id()};
+  engine::SnapshotSpec spec{.co_name = request.name(),
+                            .snapshot_name = engine::SnapshotNameFor(request.name()),
+                            .source_volume_id = request.source_volume_id()};
   auto shared = Share(std::move(reply));
-  snapshots_->Create(spec, AnswerBy(info), [shared](const SnapshotResult& result) {
+  snapshots_->Create(spec, AnswerBy(info), [shared](const engine::SnapshotResult& result) {
     if (!result.ok()) return shared->Fail(result.status());
     if (result->state == "faulted") {
       return shared->Fail(Internal("Oxide reports snapshot " + result->id +
@@ -74,7 +74,7 @@ void ControllerService::DeleteSnapshot(const rpc::CallInfo&,
   // Only Oxide snapshot ids are snapshot ids: anything else cannot exist, so it is deleted.
   if (!IsUuid(request.snapshot_id())) return reply.Ok({});
   auto shared = Share(std::move(reply));
-  snapshots_->Delete(request.snapshot_id(), [shared](const SnapshotResult& result) {
+  snapshots_->Delete(request.snapshot_id(), [shared](const engine::SnapshotResult& result) {
     if (!result.ok()) return shared->Fail(result.status());
     shared->Ok({});
   });
@@ -145,4 +145,4 @@ void ControllerService::GetSnapshot(const rpc::CallInfo&,
   });
 }
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

@@ -1,15 +1,15 @@
-#include "engine/request_checks.h"
+#include "csi/request_checks.h"
 
 #include <initializer_list>
 #include <string_view>
 
 #include "config/settings.h"
 #include "config/validation.h"
+#include "csi/paged_listing.h"
 #include "engine/disk_naming.h"
-#include "engine/paged_listing.h"
 #include "node/path_rules.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 namespace {
 
 constexpr std::string_view kSnapshotterKeyPrefix = "csi.storage.k8s.io/";
@@ -21,8 +21,9 @@ Status Required(const std::string& value, const char* field) {
 
 Status CoName(const std::string& name) {
   if (Status present = Required(name, "name"); !present.ok()) return present;
-  if (name.size() <= kMaxCoNameBytes) return Status::Ok();
-  return InvalidArgument("name is longer than " + std::to_string(kMaxCoNameBytes) + " bytes");
+  if (name.size() <= engine::kMaxCoNameBytes) return Status::Ok();
+  return InvalidArgument("name is longer than " + std::to_string(engine::kMaxCoNameBytes) +
+                         " bytes");
 }
 
 // A list RPC's paging: the Oxide page token inside starting_token.
@@ -204,4 +205,4 @@ Status CheckNodeGetVolumeStats(const csi::v1::NodeGetVolumeStatsRequest& request
       {Required(request.volume_id(), "volume_id"), Required(request.volume_path(), "volume_path")});
 }
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

@@ -10,11 +10,11 @@
 #include <string>
 
 #include "csi.pb.h"
-#include "engine/node_requests.h"
-#include "engine/volume_request.h"
+#include "csi/node_requests.h"
+#include "csi/volume_request.h"
 #include "util/status.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 
 // ---- controller -------------------------------------------------------------------------------
 
@@ -52,4 +52,4 @@ Status CheckNodeUnpublishVolume(const csi::v1::NodeUnpublishVolumeRequest& reque
 // the path's syntax is judged, so the path itself is checked by the handler after the lookup.
 Status CheckNodeGetVolumeStats(const csi::v1::NodeGetVolumeStatsRequest& request);
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

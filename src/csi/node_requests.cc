@@ -1,10 +1,10 @@
-#include "engine/node_requests.h"
+#include "csi/node_requests.h"
 
-#include "engine/csi_context_keys.h"
+#include "csi/csi_context_keys.h"
 #include "node/device_finder.h"
 #include "node/formatter.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 
 using csi::v1::VolumeCapability;
 
@@ -72,4 +72,4 @@ StatusOr<std::string> ExpectedSerial(
   return serial;
 }
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

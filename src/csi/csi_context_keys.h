@@ -2,11 +2,11 @@
 // Constants only: any thread.
 #pragma once
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 
 // The full Oxide disk name (volume_context and publish_context).
 inline constexpr const char* kDiskNameKey = "diskName";
 // The NVMe serial the guest sees: the first 20 bytes of the disk name (publish_context).
 inline constexpr const char* kNvmeSerialKey = "nvmeSerial";
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

@@ -9,7 +9,7 @@
 #include "csi.pb.h"
 #include "util/status.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 
 inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 inline constexpr uint64_t kMinDiskBytes = kGiB;
@@ -43,4 +43,4 @@ bool TopologyMatches(const csi::v1::Topology& topology, const std::string& zone)
 // digest, never stored or logged as such).
 std::string RequestFingerprint(const google::protobuf::Message& request);
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

@@ -9,7 +9,7 @@
 #include "node/mounter.h"
 #include "util/status.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 
 inline constexpr const char* kDefaultFsType = "ext4";
 
@@ -33,4 +33,4 @@ StatusOr<std::string> ExpectedSerial(
     const google::protobuf::Map<std::string, std::string>& publish_context,
     const google::protobuf::Map<std::string, std::string>& volume_context);
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

@@ -20,7 +20,7 @@
 #include "store/node_volume_store.h"
 #include "store/state_db.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 
 class NodeService {
  public:
@@ -94,10 +94,10 @@ class NodeService {
   store::StateDb* db_;
   store::GroupCommit* commit_;
   store::NodeVolumeStore store_;
-  DeviceWaiter waiter_;
+  engine::DeviceWaiter waiter_;
   csi::v1::NodeGetInfoResponse info_;
   std::set<std::string> busy_;  // volume ids with an operation in flight
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

@@ -11,7 +11,7 @@
 #include "rpc/csi_rpcs.h"
 #include "util/status.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 
 class IdentityService {
  public:
@@ -35,4 +35,4 @@ class IdentityService {
   std::vector<HealthCheck> health_checks_;
 };
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

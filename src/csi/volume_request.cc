@@ -1,4 +1,4 @@
-#include "engine/volume_request.h"
+#include "csi/volume_request.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -6,7 +6,7 @@
 #include "config/settings.h"
 #include "util/sha256.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 namespace {
 
 using csi::v1::VolumeCapability;
@@ -132,4 +132,4 @@ std::string RequestFingerprint(const google::protobuf::Message& request) {
   return Sha256Hex(bytes).substr(0, 32);
 }
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

@@ -1,8 +1,8 @@
-#include "engine/identity_service.h"
+#include "csi/identity_service.h"
 
 #include "version.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 
 using csi::v1::PluginCapability;
 
@@ -57,4 +57,4 @@ void IdentityService::Register(rpc::CsiHandlers& handlers) {
   };
 }
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

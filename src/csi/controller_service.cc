@@ -1,15 +1,15 @@
-#include "engine/controller_service.h"
+#include "csi/controller_service.h"
 
 #include <memory>
 
 #include "config/validation.h"
-#include "engine/csi_context_keys.h"
+#include "csi/csi_context_keys.h"
+#include "csi/paged_listing.h"
+#include "csi/request_checks.h"
+#include "csi/volume_request.h"
 #include "engine/disk_naming.h"
-#include "engine/paged_listing.h"
-#include "engine/request_checks.h"
-#include "engine/volume_request.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 namespace {
 
 using backend::Disk;
@@ -18,7 +18,8 @@ using rpc::Share;
 }  // namespace
 
 ControllerService::ControllerService(const Settings& settings, backend::OxideClient* oxide,
-                                     VolumeEngine* engine, SnapshotEngine* snapshots)
+                                     engine::VolumeEngine* engine,
+                                     engine::SnapshotEngine* snapshots)
     : zone_(settings.topology_zone),
       default_size_(static_cast<uint64_t>(settings.default_volume_size_gib) * kGiB),
       advertise_get_snapshot_(settings.advertised_csi_minor >= 12),
@@ -42,13 +43,13 @@ void ControllerService::CreateVolume(const rpc::CallInfo&,
   if (!checked.ok()) return reply.Fail(checked.status());
   const VolumeParameters& params = checked->params;
   const bool clone = request.volume_content_source().has_volume();
-  CreateSpec spec{
+  engine::CreateSpec spec{
       .co_name = request.name(),
-      .disk_name = DiskNameFor(request.name()),
+      .disk_name = engine::DiskNameFor(request.name()),
       .description =
-          clone ? CloneDescriptionFor(request.name(), params.pvc_namespace, params.pvc_name,
-                                      request.volume_content_source().volume().volume_id())
-                : DescriptionFor(request.name(), params.pvc_namespace, params.pvc_name),
+          clone ? engine::CloneDescriptionFor(request.name(), params.pvc_namespace, params.pvc_name,
+                                              request.volume_content_source().volume().volume_id())
+                : engine::DescriptionFor(request.name(), params.pvc_namespace, params.pvc_name),
       .size = checked->size,
       .required = static_cast<uint64_t>(request.capacity_range().required_bytes()),
       .limit = static_cast<uint64_t>(request.capacity_range().limit_bytes()),
@@ -66,9 +67,9 @@ void ControllerService::CreateVolume(const rpc::CallInfo&,
   engine_->Create(spec, RequestFingerprint(request), VolumeAnswer(shared, std::nullopt));
 }
 
-OperationWaiter ControllerService::VolumeAnswer(
+engine::OperationWaiter ControllerService::VolumeAnswer(
     SharedCreateReply reply, std::optional<csi::v1::VolumeContentSource> source) {
-  return [this, reply, source](const OperationResult& result) {
+  return [this, reply, source](const engine::OperationResult& result) {
     if (!result.ok()) return reply->Fail(result.status());
     csi::v1::CreateVolumeResponse response;
     FillVolume(*result, response.mutable_volume());
@@ -86,7 +87,7 @@ void ControllerService::DeleteVolume(const rpc::CallInfo&,
   // Only Oxide disk ids are volume ids: anything else cannot exist, so it is already deleted.
   if (!IsUuid(request.volume_id())) return reply.Ok({});
   auto shared = Share(std::move(reply));
-  engine_->Delete(request.volume_id(), [shared](const OperationResult& result) {
+  engine_->Delete(request.volume_id(), [shared](const engine::OperationResult& result) {
     if (!result.ok()) return shared->Fail(result.status());
     shared->Ok({});
   });
@@ -102,12 +103,12 @@ void ControllerService::ControllerPublishVolume(
   }
   auto shared = Share(std::move(reply));
   engine_->Publish(request.volume_id(), request.node_id(), RequestFingerprint(request),
-                   [shared](const OperationResult& result) {
+                   [shared](const engine::OperationResult& result) {
                      if (!result.ok()) return shared->Fail(result.status());
                      csi::v1::ControllerPublishVolumeResponse response;
                      auto& context = *response.mutable_publish_context();
                      context[kDiskNameKey] = result->name;
-                     context[kNvmeSerialKey] = NvmeSerialOf(result->name);
+                     context[kNvmeSerialKey] = engine::NvmeSerialOf(result->name);
                      shared->Ok(std::move(response));
                    });
 }
@@ -125,7 +126,7 @@ void ControllerService::ControllerUnpublishVolume(
   if (!request.node_id().empty() && !IsUuid(request.node_id())) return reply.Ok({});
   auto shared = Share(std::move(reply));
   engine_->Unpublish(request.volume_id(), request.node_id(),
-                     [shared](const OperationResult& result) {
+                     [shared](const engine::OperationResult& result) {
                        if (!result.ok()) return shared->Fail(result.status());
                        shared->Ok({});
                      });
@@ -188,7 +189,7 @@ void ControllerService::ListVolumes(const rpc::CallInfo&,
     oxide_->ListDisks(page, std::move(done));
   };
   listing->add = [this](const Disk& disk, Response* response) {
-    if (!IsPluginDiskName(disk.name)) return;
+    if (!engine::IsPluginDiskName(disk.name)) return;
     auto* entry = response->add_entries();
     FillVolume(disk, entry->mutable_volume());
     auto* status = entry->mutable_status();
@@ -272,4 +273,4 @@ void ControllerService::Register(rpc::CsiHandlers& handlers) {
 #undef OXIDE_INSTALL
 }
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

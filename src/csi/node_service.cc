@@ -1,19 +1,19 @@
-#include "engine/node_service.h"
+#include "csi/node_service.h"
 
 #include <algorithm>
 #include <cstdio>
 
+#include "csi/node_requests.h"
+#include "csi/request_checks.h"
 #include "engine/blocking_work.h"
 #include "engine/node_reconciler.h"
-#include "engine/node_requests.h"
-#include "engine/request_checks.h"
 #include "node/device_finder.h"
 #include "node/path_rules.h"
 #include "node/volume_ops.h"
 #include "node/volume_stats.h"
 #include "util/log.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 namespace {
 
 using csi::v1::NodeServiceCapability;
@@ -65,7 +65,7 @@ NodeService::~NodeService() {
 
 Status NodeService::Reconcile() {
   if (!store_.load_status().ok()) return store_.load_status();
-  auto counts = ReconcileNodeVolumes(store_, settings_.sysfs_root);
+  auto counts = engine::ReconcileNodeVolumes(store_, settings_.sysfs_root);
   if (!counts.ok()) return counts.status();
   commit_->Flush();  // start-up: nothing is served yet, so blocking here delays no call
   if (Status health = db_->Health(); !health.ok()) return health;
@@ -194,7 +194,7 @@ void NodeService::StageWithDevice(StagingRow row, node::MountOptions options,
   node::BlockDevice found = *device;
   ContinueWhenDurable(row.volume_id, reply, [this, row, found, options, reply] {
     const bool intent = row.state == store::kFormatting;
-    RunBlocking(
+    engine::RunBlocking(
         loop_->uv(),
         [found, path = row.staging_path, fs_type = row.fs_type, intent] {
           return node::PlanStaging(found, path, fs_type, intent);
@@ -227,7 +227,7 @@ void NodeService::StageWithDevice(StagingRow row, node::MountOptions options,
 void NodeService::MountStaged(StagingRow row, const node::BlockDevice& found,
                               const node::MountOptions& options, bool format, StageReply reply) {
   const bool redo = format && row.state == store::kFormatting;
-  RunBlocking(
+  engine::RunBlocking(
       loop_->uv(),
       [found, path = row.staging_path, fs_type = row.fs_type, options, format, redo] {
         return node::FormatAndMount(found, path, fs_type, options, format, redo);
@@ -280,14 +280,14 @@ void NodeService::NodeUnstageVolume(const rpc::CallInfo&,
   }
   std::optional<node::BlockDevice> device;
   if (row) {
-    device = StagedDevice(*row);
+    device = engine::StagedDevice(*row);
     row->state = store::kUnstaging;
     store_.PutStaging(*row);
   }
   bool block = row && row->block;
   auto shared_reply = rpc::Share(std::move(reply));
   ContinueWhenDurable(volume_id, shared_reply, [=, this] {
-    RunBlocking(
+    engine::RunBlocking(
         loop_->uv(),
         [device, block, path] {
           return node::UnmountAndRemove(device ? &*device : nullptr, block, path, true);
@@ -366,7 +366,7 @@ void NodeService::NodePublishVolume(const rpc::CallInfo&,
       }
     }
   }
-  auto device = StagedDevice(staged);
+  auto device = engine::StagedDevice(staged);
   if (!device) {
     reply.Fail(Internal("volume " + volume_id + " is staged without a known device"));
     return;
@@ -384,7 +384,7 @@ void NodeService::NodePublishVolume(const rpc::CallInfo&,
   node::MountOptions options = block ? node::MountOptions{} : capability->options;
   auto shared_reply = rpc::Share(std::move(reply));
   ContinueWhenDurable(volume_id, shared_reply, [=, this, device = *device] {
-    RunBlocking(
+    engine::RunBlocking(
         loop_->uv(),
         [device, block, source, target, readonly, options] {
           return node::PublishBind(device, block, source, target, readonly, options);
@@ -423,7 +423,7 @@ void NodeService::NodeUnpublishVolume(const rpc::CallInfo&,
   std::optional<node::BlockDevice> device;
   bool block = false;
   if (staging) {
-    device = StagedDevice(*staging);
+    device = engine::StagedDevice(*staging);
     block = staging->block;
   }
   if (row) {
@@ -432,7 +432,7 @@ void NodeService::NodeUnpublishVolume(const rpc::CallInfo&,
   }
   auto shared_reply = rpc::Share(std::move(reply));
   ContinueWhenDurable(volume_id, shared_reply, [=, this] {
-    RunBlocking(
+    engine::RunBlocking(
         loop_->uv(),
         [device, block, target] {
           return node::UnmountAndRemove(device ? &*device : nullptr, block, target, true);
@@ -496,7 +496,7 @@ void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
   bool published = publication && publication->volume_id == volume_id &&
                    publication->state != store::kUnpublishing;
   bool staged_here = staging && staging->staging_path == path;
-  std::optional<node::BlockDevice> device = staging ? StagedDevice(*staging) : std::nullopt;
+  std::optional<node::BlockDevice> device = staging ? engine::StagedDevice(*staging) : std::nullopt;
   if ((!published && !staged_here) || !device) {
     reply.Fail(NotFound("volume " + volume_id + " is neither published nor staged at " + path));
     return;
@@ -510,7 +510,7 @@ void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
     StatusOr<node::FilesystemUsage> usage = Internal("not read");
     StatusOr<int64_t> bytes = Internal("not read");
   };
-  RunBlocking(
+  engine::RunBlocking(
       loop_->uv(),
       [root = settings_.sysfs_root, device = *device, block, path, expect_mount,
        readonly]() -> StatusOr<Stats> {
@@ -567,4 +567,4 @@ void NodeService::Register(rpc::CsiHandlers& handlers) {
 #undef OXIDE_NODE_HANDLER
 }
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

@@ -12,7 +12,7 @@
 #include "util/status.h"
 #include "util/utf8_cut.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 
 inline constexpr const char* kPageTokenPrefix = "ox1.";
 inline constexpr uint32_t kMaxListPage = 1000;
@@ -63,4 +63,4 @@ void ListPages(std::shared_ptr<PagedListing<Item, Response>> listing,
   });
 }
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

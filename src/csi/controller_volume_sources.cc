@@ -3,11 +3,11 @@
 // VolumeEngine snapshots it into a temporary snapshot first). The new volume is at least as big
 // as its source and inherits its block size. Loop thread only.
 #include "config/validation.h"
-#include "engine/controller_service.h"
+#include "csi/controller_service.h"
+#include "csi/volume_request.h"
 #include "engine/disk_naming.h"
-#include "engine/volume_request.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 namespace {
 
 std::string Bytes(uint64_t bytes) {
@@ -16,7 +16,7 @@ std::string Bytes(uint64_t bytes) {
 }
 
 // Grows the volume to its source's size; OUT_OF_RANGE when limit_bytes forbids that.
-Status FitSource(CreateSpec* spec, uint64_t source_size, const std::string& what) {
+Status FitSource(engine::CreateSpec* spec, uint64_t source_size, const std::string& what) {
   if (spec->limit > 0 && source_size > spec->limit) {
     return Status(StatusCode::kOutOfRange, what + " holds " + Bytes(source_size) +
                                                ", more than capacity_range.limit_bytes (" +
@@ -29,11 +29,11 @@ Status FitSource(CreateSpec* spec, uint64_t source_size, const std::string& what
 
 }  // namespace
 
-void ControllerService::CreateFromSource(CreateSpec spec,
+void ControllerService::CreateFromSource(engine::CreateSpec spec,
                                          const csi::v1::VolumeContentSource& source,
                                          const std::string& fingerprint, SharedCreateReply reply) {
   spec.block_size_requested = false;  // a restored or cloned disk has its source's block size
-  OperationWaiter answer = VolumeAnswer(reply, source);
+  engine::OperationWaiter answer = VolumeAnswer(reply, source);
   if (source.has_snapshot()) {
     const std::string id = source.snapshot().snapshot_id();
     if (id.empty())
@@ -87,15 +87,15 @@ void ControllerService::CreateFromSource(CreateSpec spec,
   reply->Fail(InvalidArgument("volume_content_source names neither a snapshot nor a volume"));
 }
 
-void ControllerService::AnswerExisting(const CreateSpec& spec, const Status& error,
-                                       OperationWaiter answer) {
+void ControllerService::AnswerExisting(const engine::CreateSpec& spec, const Status& error,
+                                       engine::OperationWaiter answer) {
   oxide_->GetDisk(spec.disk_name, [spec, error, answer](StatusOr<backend::Disk> disk) {
-    if (disk.ok() && CoNameFromDescription(disk->description) == spec.co_name &&
-        ContentMismatch(spec, *disk).empty()) {
+    if (disk.ok() && engine::CoNameFromDescription(disk->description) == spec.co_name &&
+        engine::ContentMismatch(spec, *disk).empty()) {
       return answer(*disk);
     }
     answer(error);
   });
 }
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter

@@ -12,12 +12,12 @@
 #include "engine/volume_engine.h"
 #include "rpc/csi_rpcs.h"
 
-namespace oxide::engine {
+namespace oxide::csi_adapter {
 
 class ControllerService {
  public:
-  ControllerService(const Settings& settings, backend::OxideClient* oxide, VolumeEngine* engine,
-                    SnapshotEngine* snapshots);
+  ControllerService(const Settings& settings, backend::OxideClient* oxide,
+                    engine::VolumeEngine* engine, engine::SnapshotEngine* snapshots);
 
 #define OXIDE_DECLARE_CONTROLLER_METHOD(service, name)                        \
   void name(const rpc::CallInfo& info, const csi::v1::name##Request& request, \
@@ -45,20 +45,21 @@ class ControllerService {
 
   void FillVolume(const backend::Disk& disk, csi::v1::Volume* volume) const;
   // Answers a CreateVolume with the volume (and the content source it was made from).
-  OperationWaiter VolumeAnswer(SharedCreateReply reply,
-                               std::optional<csi::v1::VolumeContentSource> source);
+  engine::OperationWaiter VolumeAnswer(SharedCreateReply reply,
+                                       std::optional<csi::v1::VolumeContentSource> source);
   // Restore (snapshot source) or clone (volume source): checks the source, then creates.
-  void CreateFromSource(CreateSpec spec, const csi::v1::VolumeContentSource& source,
+  void CreateFromSource(engine::CreateSpec spec, const csi::v1::VolumeContentSource& source,
                         const std::string& fingerprint, SharedCreateReply reply);
   // The source is gone: a volume already made from it still answers a retry; else `error`.
-  void AnswerExisting(const CreateSpec& spec, const Status& error, OperationWaiter answer);
+  void AnswerExisting(const engine::CreateSpec& spec, const Status& error,
+                      engine::OperationWaiter answer);
 
   std::string zone_;
   uint64_t default_size_;
   bool advertise_get_snapshot_;
   backend::OxideClient* oxide_;
-  VolumeEngine* engine_;
-  SnapshotEngine* snapshots_;
+  engine::VolumeEngine* engine_;
+  engine::SnapshotEngine* snapshots_;
 };
 
-}  // namespace oxide::engine
+}  // namespace oxide::csi_adapter
