@@ -9,6 +9,7 @@
 #include "backend/request_paths.h"
 #include "backend/retrying_transport.h"
 #include "config/settings.h"
+#include "config/validation.h"
 #include "util/log.h"
 
 namespace oxide::backend {

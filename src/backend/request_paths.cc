@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "config/validation.h"
+
 namespace oxide::backend {
 
 std::string PercentEncode(std::string_view value) {
@@ -19,21 +21,6 @@ std::string PercentEncode(std::string_view value) {
     }
   }
   return out;
-}
-
-bool IsUuid(std::string_view value) {
-  auto all_hex = [](std::string_view s) {
-    for (const char c : s)
-      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
-    return true;
-  };
-  if (value.size() == 32) return all_hex(value);
-  if (value.size() != 36) return false;
-  for (const size_t dash : {8, 13, 18, 23})
-    if (value[dash] != '-') return false;
-  return all_hex(value.substr(0, 8)) && all_hex(value.substr(9, 4)) &&
-         all_hex(value.substr(14, 4)) && all_hex(value.substr(19, 4)) &&
-         all_hex(value.substr(24, 12));
 }
 
 Query& Query::Add(std::string_view key, std::string_view value) {

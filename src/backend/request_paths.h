@@ -13,9 +13,6 @@ namespace oxide::backend {
 // Encodes everything but RFC 3986 unreserved characters (A-Z a-z 0-9 - . _ ~).
 std::string PercentEncode(std::string_view value);
 
-// True for a UUID as the server parses one: hyphenated 8-4-4-4-12 or 32 hex digits.
-bool IsUuid(std::string_view value);
-
 class Query {
  public:
   Query& Add(std::string_view key, std::string_view value);

@@ -9,6 +9,10 @@
 
 namespace oxide {
 
+// The plugin's one UUID rule: the hyphenated 8-4-4-4-12 form, hex digits in either case (ids
+// are lowercased at the CSI boundary). Oxide itself also parses the 32-digit simple form as an
+// id in a NameOrId; the plugin never sends one: a CSI id in that form is refused (NOT_FOUND:
+// not an Oxide id) and the names the plugin makes start with "csi-".
 bool IsUuid(std::string_view text);
 std::string ToLower(std::string_view text);
 
