@@ -33,10 +33,8 @@ void DeviceWaiter::Wait(const std::string& serial, Done done) {
 
 void DeviceWaiter::Scan(Pending* pending) {
   pending->scanning = true;
-  std::string root = sysfs_root_;
-  std::string serial = pending->serial;
   RunBlocking(
-      loop_, [root, serial] { return node::FindDeviceBySerial(root, serial); },
+      loop_, [os = os_, serial = pending->serial] { return os->FindDevice(serial); },
       [pending](StatusOr<node::BlockDevice> result) {
         pending->scanning = false;
         DeviceWaiter* self = pending->owner;

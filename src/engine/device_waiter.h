@@ -1,6 +1,6 @@
-// Waits for the block device of an attached disk to appear in sysfs: a scan on a worker thread,
-// then, while none is found, another scan after a backoff delay on a loop timer (50 ms doubling
-// to 1 s) until the deadline. No worker thread is held while waiting. Loop thread only.
+// Waits for the block device of an attached disk to appear (NodeOs::FindDevice): a scan on a worker
+// thread, then, while none is found, another scan after a backoff delay on a loop timer (50 ms
+// doubling to 1 s) until the deadline. No worker thread is held while waiting. Loop thread only.
 #pragma once
 
 #include <uv.h>
@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "node/device_finder.h"
+#include "node/node_os.h"
 #include "util/status.h"
 
 namespace oxide::engine {
@@ -19,8 +19,9 @@ class DeviceWaiter {
  public:
   using Done = std::function<void(StatusOr<node::BlockDevice>)>;
 
-  DeviceWaiter(uv_loop_t* loop, std::string sysfs_root, std::chrono::seconds max_wait)
-      : loop_(loop), sysfs_root_(std::move(sysfs_root)), max_wait_(max_wait) {}
+  // `os` outlives the waiter.
+  DeviceWaiter(uv_loop_t* loop, node::NodeOs* os, std::chrono::seconds max_wait)
+      : loop_(loop), os_(os), max_wait_(max_wait) {}
   ~DeviceWaiter() { CancelAll(); }
   DeviceWaiter(const DeviceWaiter&) = delete;
   DeviceWaiter& operator=(const DeviceWaiter&) = delete;
@@ -37,7 +38,7 @@ class DeviceWaiter {
   void Finish(Pending* pending, StatusOr<node::BlockDevice> result);
 
   uv_loop_t* loop_;
-  std::string sysfs_root_;
+  node::NodeOs* os_;
   std::chrono::seconds max_wait_;
   std::set<Pending*> pending_;
   bool cancelled_ = false;

@@ -150,24 +150,48 @@ TEST_F(NodeTest, OnlyTheExactSerialMatches) {
   EXPECT_NE(st.error_message().find(sysfs()), std::string::npos) << st.error_message();
 }
 
-TEST_F(NodeTest, WaitsForALateDeviceAndAbortsASecondCallMeanwhile) {
+// The device shows only when the test says so: a wait long enough for the calls made meanwhile.
+class LateDeviceTest : public NodeTest {
+  std::vector<std::string> ExtraArgs() const override { return {"--device-wait-seconds=120"}; }
+};
+
+TEST_F(LateDeviceTest, WaitsForTheDeviceJoinsAnIdenticalRetryAndAbortsOtherCalls) {
   LoopDisk& disk = AddDisk("", 64);  // attached, but not visible yet
   auto first = std::async(std::launch::async,
                           [&] { return Stage("vol-1", kDiskA, Path("s"), MountCapability()); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  grpc::Status second = Stage("vol-1", kDiskA, Path("s"), MountCapability());
-  EXPECT_EQ(second.error_code(), grpc::StatusCode::ABORTED) << second.error_message();
+  ASSERT_TRUE(plugin_->WaitForLog("staging volume", std::chrono::seconds(20))) << plugin_->Log();
+  // The kubelet's retry of the same call joins the one in flight and gets its result.
+  auto retry = std::async(std::launch::async,
+                          [&] { return Stage("vol-1", kDiskA, Path("s"), MountCapability()); });
   grpc::Status publish = Publish("vol-1", Path("s"), Path("t"), MountCapability());
   EXPECT_EQ(publish.error_code(), grpc::StatusCode::ABORTED) << publish.error_message() << "\n"
                                                              << plugin_->Log();
+  EXPECT_NE(publish.error_message().find("operation NodeStageVolume pending for volume vol-1"),
+            std::string::npos)
+      << publish.error_message();
   EXPECT_EQ(Unstage("vol-1", Path("s")).error_code(), grpc::StatusCode::ABORTED);
+  // A stage of the same volume with other arguments is another operation: refused too.
+  EXPECT_EQ(Stage("vol-1", kDiskA, Path("s"), MountCapability("xfs")).error_code(),
+            grpc::StatusCode::ABORTED);
   // Other volumes are not held up.
   EXPECT_EQ(Stage("vol-2", "csi-1111111111111111", Path("s2"), MountCapability("xfs", {"bind"}))
                 .error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(
+      plugin_->WaitForLog("joined the identical operation in flight", std::chrono::seconds(20)))
+      << plugin_->Log();
   disk.Show(kSerialA);
   grpc::Status st = first.get();
   EXPECT_TRUE(st.ok()) << st.error_message();
+  grpc::Status joined = retry.get();
+  EXPECT_TRUE(joined.ok()) << joined.error_message();
+  const std::string log = plugin_->Log();
+  size_t formats = 0;
+  for (size_t at = log.find("formatting volume"); at != std::string::npos;
+       at = log.find("formatting volume", at + 1)) {
+    ++formats;
+  }
+  EXPECT_EQ(formats, 1U) << "the retry joined: one format\n" << log;
   EXPECT_TRUE(Unstage("vol-1", Path("s")).ok());
 }
 

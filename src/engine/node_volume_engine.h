@@ -1,0 +1,119 @@
+// The node's volume engine: stage, unstage, publish and unpublish of Oxide disks on this node, and
+// the health and usage of a staged or published volume. It owns the node rows (NodeVolumeStore);
+// every row change goes through the node state table (node_volume_state.h) and the store's group
+// commit, and a row is durable before the side effect it announces and before the answer.
+// Calls for a volume with an operation in flight join it when identical (same RPC, same
+// arguments: they get its result) and are refused ABORTED otherwise, like the controller's.
+// The OS work (device discovery, blkid, mkfs, fsck, mount, statvfs) runs on libuv worker threads
+// through NodeOs; its results come back to the loop. Knows no protobuf: src/csi/node_service
+// converts. Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/device_waiter.h"
+#include "engine/node_volume_state.h"
+#include "engine/operation_tracker.h"
+#include "node/node_os.h"
+#include "store/group_commit.h"
+#include "store/node_volume_store.h"
+
+namespace oxide::engine {
+
+// What a stage or publish needs to know of the volume capability.
+struct NodeAccess {
+  bool block = false;
+  std::string fs_type;  // mount only
+  node::MountOptions options;
+  std::string key;  // canonical text of the capability: repeats compare it
+};
+
+struct StageSpec {
+  std::string volume_id;
+  std::string staging_path;
+  std::string serial;  // the NVMe serial the volume's disk shows
+  NodeAccess access;
+};
+
+struct PublishSpec {
+  std::string volume_id;
+  std::string target_path;
+  std::string staging_path;
+  NodeAccess access;
+  bool readonly = false;
+  bool single_writer = false;  // SINGLE_NODE_SINGLE_WRITER: one publication at most
+};
+
+struct VolumeHealth {
+  std::string problem;  // empty: healthy
+  std::optional<node::FilesystemUsage> usage;
+  std::optional<int64_t> block_bytes;
+};
+
+class NodeVolumeEngine {
+ public:
+  using Done = std::function<void(const Status&)>;
+
+  // Everything passed outlives the engine.
+  NodeVolumeEngine(uv_loop_t* loop, node::NodeOs* os, DeviceWaiter* waiter,
+                   store::NodeVolumeStore* store, store::GroupCommit* commit);
+  ~NodeVolumeEngine();
+  NodeVolumeEngine(const NodeVolumeEngine&) = delete;
+  NodeVolumeEngine& operator=(const NodeVolumeEngine&) = delete;
+
+  // `done` runs once, on the loop thread, when the operation (or the one it joined) has ended
+  // and its rows are durable.
+  void Stage(const StageSpec& spec, Done done);
+  void Unstage(const std::string& volume_id, const std::string& staging_path, Done done);
+  void Publish(const PublishSpec& spec, Done done);
+  void Unpublish(const std::string& volume_id, const std::string& target_path, Done done);
+  // NOT_FOUND unless the volume is published or staged at `path` (checked before the path's
+  // syntax, as the CSI spec orders it).
+  void Health(const std::string& volume_id, const std::string& path,
+              std::function<void(StatusOr<VolumeHealth>)> done);
+
+  using Tracker = BasicOperationTracker<Status>;
+  const Tracker& tracker() const { return tracker_; }
+
+ private:
+  // Each runs an admitted operation; `finish` ends it (once) with its outcome.
+  void StageAdmitted(const StageSpec& spec, Done finish);
+  void StageWithDevice(store::StagingRow row, node::MountOptions options,
+                       StatusOr<node::BlockDevice> device, Done finish);
+  void MountStaged(store::StagingRow row, const node::BlockDevice& found,
+                   const node::MountOptions& options, bool format, Done finish);
+  void FailStaging(store::StagingRow row, const Status& status, Done finish);
+  void UnstageAdmitted(const std::string& volume_id, const std::string& path, Done finish);
+  void PublishAdmitted(const PublishSpec& spec, Done finish);
+  void UnpublishAdmitted(const std::string& volume_id, const std::string& target, Done finish);
+
+  // Admits an operation on `volume_id` and runs `start` with its finish callback, unless the
+  // call joined an identical one or was refused.
+  void Run(const std::string& volume_id, const std::string& kind, const std::string& fingerprint,
+           Done done, const std::function<void(Done)>& start);
+  // Moves a row along the state table and writes (or deletes) it; INTERNAL when the table
+  // forbids the move.
+  Status Move(store::StagingRow& row, NodeVolumeEvent event);
+  Status Move(store::PublicationRow& row, NodeVolumeEvent event);
+  // Runs `next` once every row written so far is durable; when the commit failed, `finish` gets
+  // UNAVAILABLE instead. Side effects wait for their intent.
+  void WhenDurable(Done finish, std::function<void()> next);
+  // Once every row written so far is durable: `finish` gets `outcome` (an OK outcome whose rows
+  // failed to commit becomes UNAVAILABLE).
+  void AnswerWhenDurable(Done finish, Status outcome);
+
+  uv_loop_t* loop_;
+  node::NodeOs* os_;
+  DeviceWaiter* waiter_;
+  store::NodeVolumeStore* store_;
+  store::GroupCommit* commit_;
+  Tracker tracker_{"volume"};
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace oxide::engine

@@ -1,0 +1,58 @@
+// The node's half of the per-volume state machine (CSI spec figure 6: VOL_READY is a staged
+// volume, PUBLISHED a published one): the states of a staging row and of a publication row, the
+// events that move them, and the one table of legal transitions that every change of a node row
+// goes through. "No row" is a state too (std::nullopt): a row is created by a request event and
+// deleted by a completion or failure event. The names are what the store persists. Pure: any
+// thread.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace oxide::engine {
+
+enum class NodeVolumeState {
+  kStaging,       // staging row: the device is being found and mounted
+  kFormatting,    // staging row: the device was verified blank and our mkfs may have begun
+  kStaged,        // staging row: VOL_READY
+  kUnstaging,     // staging row: being unmounted
+  kPublishing,    // publication row: being bind-mounted
+  kPublished,     // publication row: PUBLISHED
+  kUnpublishing,  // publication row: being unmounted
+  kStale,         // either: the mount vanished (a reboot); the CO's retry redoes the work
+};
+
+enum class NodeVolumeEvent {
+  kStageRequested,      // NodeStageVolume accepted (a new row, or a stale or leftover one)
+  kFormatResumed,       // NodeStageVolume of a volume whose interrupted format of ours stays
+  kFormatIntended,      // the device is blank: our mkfs is about to write to it
+  kStaged,              // the device is mounted at the staging path (or found, for block)
+  kStageFailed,         // nothing mounted: the row goes (a format intent stays)
+  kUnstageRequested,    // NodeUnstageVolume accepted
+  kUnstageFailed,       // the unmount failed: the volume is still staged
+  kUnstaged,            // unmounted: the row goes, and the volume's stale publications with it
+  kPublishRequested,    // NodePublishVolume accepted
+  kPublished,           // bind-mounted at the target
+  kPublishFailed,       // nothing mounted: the row goes
+  kUnpublishRequested,  // NodeUnpublishVolume accepted
+  kUnpublishFailed,     // the unmount failed: the volume is still published
+  kUnpublished,         // unmounted: the row goes
+  kMountVanished,       // start-up reconciliation found no mount behind a staged or published row
+};
+
+using NodeRowState = std::optional<NodeVolumeState>;  // nullopt: no row
+
+const char* NodeVolumeStateName(NodeVolumeState state);
+std::optional<NodeVolumeState> NodeVolumeStateFromName(std::string_view name);
+const char* NodeVolumeEventName(NodeVolumeEvent event);
+
+// The state after `event` (nullopt: the row is deleted), or FAILED_PRECONDITION naming the
+// illegal transition.
+StatusOr<NodeRowState> NextNodeState(NodeRowState from, NodeVolumeEvent event);
+
+// Staged or published: no operation is under way on the row.
+bool IsSettled(NodeVolumeState state);
+
+}  // namespace oxide::engine
