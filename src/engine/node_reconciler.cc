@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 
+#include "engine/node_volume_state.h"
 #include "node/mounter.h"
 #include "node/volume_ops.h"
 #include "util/log.h"
@@ -20,35 +21,61 @@ bool Mounted(const std::vector<node::MountEntry>& mounts,
   return entry && device && node::MountBelongsTo(*entry, *device, block, path);
 }
 
-// Decides one row from whether its mount (or device) is there, and writes the decision. A
-// transitional row (staging, publishing, unstaging, unpublishing) becomes `settled` when `done`
-// (the side effect happened; an interrupted unstage/unpublish is redone by the CO's retry) and
-// is removed otherwise (nothing to undo). A settled row whose mount is gone becomes stale.
+// What the mounts say happened to a row in `state`: nullopt when the row stands as it is. A
+// transitional row is completed when `done` (the side effect happened: a stage or publish
+// becomes staged or published; an interrupted unstage or unpublish leaves the volume as it was,
+// and the CO's retry redoes it) and rolled back otherwise (nothing to undo). A settled row whose
+// mount is gone becomes stale.
+std::optional<NodeVolumeEvent> ReconcileEvent(NodeVolumeState state, bool done) {
+  using S = NodeVolumeState;
+  using E = NodeVolumeEvent;
+  switch (state) {
+    case S::kStaging:
+    case S::kFormatting:
+      return done ? E::kStaged : E::kStageFailed;
+    case S::kUnstaging:
+      return done ? E::kUnstageFailed : E::kUnstaged;
+    case S::kPublishing:
+      return done ? E::kPublished : E::kPublishFailed;
+    case S::kUnpublishing:
+      return done ? E::kUnpublishFailed : E::kUnpublished;
+    case S::kStaged:
+    case S::kPublished:
+      return done ? std::nullopt : std::optional(E::kMountVanished);
+    case S::kStale:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// Decides one row through the node state table and writes the decision.
 template <typename Row, typename Put, typename Remove>
-void Settle(Row& row, bool done, const char* settled, const std::string& path, Put put,
-            Remove remove, ReconcileCounts& counts) {
-  std::string before = row.state;
-  if (row.state != settled && row.state != store::kStale) {
-    if (done) {
-      row.state = settled;
-      put();
-      ++counts.completed;
-    } else {
-      remove();
-      row.state = "removed";
-      ++counts.rolled_back;
-    }
-  } else if (row.state == settled && !done) {
-    row.state = store::kStale;
-    put();
-    ++counts.marked_stale;
-  } else {
+Status Settle(Row& row, bool done, const std::string& path, Put put, Remove remove,
+              ReconcileCounts& counts) {
+  const std::string before = row.state;
+  std::optional<NodeVolumeState> state = NodeVolumeStateFromName(row.state);
+  if (!state)
+    return Status(StatusCode::kDataLoss,
+                  "node row at " + path + " has an unknown state \"" + row.state + "\"");
+  std::optional<NodeVolumeEvent> event = ReconcileEvent(*state, done);
+  if (!event) {
     ++counts.kept;
+    return Status::Ok();
   }
-  if (before != row.state) {
-    log::Info("node volume row reconciled with the mounts",
-              {{"volume_id", row.volume_id}, {"was", before}, {"now", row.state}, {"path", path}});
+  StatusOr<NodeRowState> next = NextNodeState(*state, *event);
+  if (!next.ok()) return next.status();
+  if (*next) {
+    row.state = NodeVolumeStateName(**next);
+    put();
+    ++(*event == NodeVolumeEvent::kMountVanished ? counts.marked_stale : counts.completed);
+  } else {
+    remove();
+    row.state = "removed";
+    ++counts.rolled_back;
   }
+  log::Info("node volume row reconciled with the mounts",
+            {{"volume_id", row.volume_id}, {"was", before}, {"now", row.state}, {"path", path}});
+  return Status::Ok();
 }
 
 }  // namespace
@@ -81,9 +108,10 @@ StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
                 {{"volume_id", row.volume_id}, {"serial", row.serial}});
       continue;
     }
-    Settle(
-        row, done, store::kStaged, row.staging_path, [&] { store.PutStaging(row); },
+    Status settled = Settle(
+        row, done, row.staging_path, [&] { store.PutStaging(row); },
         [&] { store.DeleteStaging(row.volume_id); }, counts);
+    if (!settled.ok()) return settled;
     if (row.state == store::kStaged) staged[row.volume_id] = row;
   }
 
@@ -96,9 +124,10 @@ StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
       block = it->second.block;
     }
     bool done = Mounted(*mounts, device, block, row.target_path);
-    Settle(
-        row, done, store::kPublished, row.target_path, [&] { store.PutPublication(row); },
+    Status settled = Settle(
+        row, done, row.target_path, [&] { store.PutPublication(row); },
         [&] { store.DeletePublication(row.target_path); }, counts);
+    if (!settled.ok()) return settled;
   }
   return counts;
 }
