@@ -36,3 +36,8 @@ endif()
 
 # The project version, baked into the binaries (GetPluginInfo.vendor_version, --version, User-Agent).
 set(OXIDE_CSI_VERSION "${PROJECT_VERSION}")
+
+# Loop-thread checks (src/loop/loop_affinity.h) in the builds the tests run checked.
+if(CMAKE_BUILD_TYPE STREQUAL "Debug" OR OXIDE_CSI_SANITIZE OR OXIDE_CSI_TSAN)
+  add_compile_definitions(OXIDE_CSI_LOOP_CHECKS)
+endif()

@@ -255,6 +255,7 @@ void ControllerService::ControllerGetCapabilities(
 void ControllerService::Register(rpc::CsiHandlers& handlers) {
 #define OXIDE_INSTALL(name)                                       \
   handlers.name = [this](auto& info, auto& request, auto reply) { \
+    affinity_.Check("ControllerService::" #name);                 \
     name(info, request, std::move(reply));                        \
   };
   OXIDE_INSTALL(CreateVolume)

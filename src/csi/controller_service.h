@@ -10,6 +10,7 @@
 #include "config/settings.h"
 #include "engine/snapshot_engine.h"
 #include "engine/volume_engine.h"
+#include "loop/loop_affinity.h"
 #include "rpc/csi_rpcs.h"
 
 namespace oxide::csi_adapter {
@@ -60,6 +61,7 @@ class ControllerService {
   backend::OxideClient* oxide_;
   engine::VolumeEngine* engine_;
   engine::SnapshotEngine* snapshots_;
+  LoopAffinity affinity_;  // handlers run on the loop thread
 };
 
 }  // namespace oxide::csi_adapter

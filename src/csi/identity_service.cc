@@ -47,12 +47,15 @@ void IdentityService::Probe(const rpc::CallInfo&, const csi::v1::ProbeRequest&,
 
 void IdentityService::Register(rpc::CsiHandlers& handlers) {
   handlers.GetPluginInfo = [this](auto& info, auto& request, auto reply) {
+    affinity_.Check("IdentityService::GetPluginInfo");
     GetPluginInfo(info, request, std::move(reply));
   };
   handlers.GetPluginCapabilities = [this](auto& info, auto& request, auto reply) {
+    affinity_.Check("IdentityService::GetPluginCapabilities");
     GetPluginCapabilities(info, request, std::move(reply));
   };
   handlers.Probe = [this](auto& info, auto& request, auto reply) {
+    affinity_.Check("IdentityService::Probe");
     Probe(info, request, std::move(reply));
   };
 }

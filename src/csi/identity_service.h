@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/settings.h"
+#include "loop/loop_affinity.h"
 #include "rpc/csi_rpcs.h"
 #include "util/status.h"
 
@@ -33,6 +34,7 @@ class IdentityService {
   csi::v1::GetPluginInfoResponse info_;
   csi::v1::GetPluginCapabilitiesResponse capabilities_;
   std::vector<HealthCheck> health_checks_;
+  LoopAffinity affinity_;  // handlers run on the loop thread
 };
 
 }  // namespace oxide::csi_adapter

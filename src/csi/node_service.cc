@@ -166,6 +166,7 @@ void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
 void NodeService::Register(rpc::CsiHandlers& handlers) {
 #define OXIDE_NODE_HANDLER(name)                                  \
   handlers.name = [this](auto& info, auto& request, auto reply) { \
+    affinity_.Check("NodeService::" #name);                       \
     name(info, request, std::move(reply));                        \
   };
   OXIDE_NODE_HANDLER(NodeGetInfo)

@@ -11,6 +11,7 @@
 #include "engine/device_waiter.h"
 #include "engine/node_volume_engine.h"
 #include "loop/event_loop.h"
+#include "loop/loop_affinity.h"
 #include "node/node_os.h"
 #include "rpc/csi_rpcs.h"
 #include "store/group_commit.h"
@@ -66,6 +67,7 @@ class NodeService {
   engine::DeviceWaiter waiter_;
   engine::NodeVolumeEngine engine_;
   csi::v1::NodeGetInfoResponse info_;
+  LoopAffinity affinity_;  // handlers run on the loop thread
 };
 
 }  // namespace oxide::csi_adapter

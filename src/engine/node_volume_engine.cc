@@ -97,6 +97,7 @@ void NodeVolumeEngine::AnswerWhenDurable(Done finish, Status outcome) {
 // ---- Stage ----
 
 void NodeVolumeEngine::Stage(const StageSpec& spec, Done done) {
+  affinity_.Check("NodeVolumeEngine::Stage");
   Run(spec.volume_id, "NodeStageVolume",
       spec.staging_path + "\n" + spec.access.key + "\n" + spec.serial, std::move(done),
       [this, &spec](Done finish) { StageAdmitted(spec, std::move(finish)); });
@@ -234,6 +235,7 @@ void NodeVolumeEngine::FailStaging(StagingRow row, const Status& status, Done fi
 
 void NodeVolumeEngine::Unstage(const std::string& volume_id, const std::string& staging_path,
                                Done done) {
+  affinity_.Check("NodeVolumeEngine::Unstage");
   Run(volume_id, "NodeUnstageVolume", staging_path, std::move(done),
       [&](Done finish) { UnstageAdmitted(volume_id, staging_path, std::move(finish)); });
 }
@@ -288,6 +290,7 @@ void NodeVolumeEngine::UnstageAdmitted(const std::string& volume_id, const std::
 // ---- Publish ----
 
 void NodeVolumeEngine::Publish(const PublishSpec& spec, Done done) {
+  affinity_.Check("NodeVolumeEngine::Publish");
   Run(spec.volume_id, "NodePublishVolume",
       spec.target_path + "\n" + spec.staging_path + "\n" + spec.access.key +
           (spec.readonly ? "\nro" : "\nrw"),
@@ -372,6 +375,7 @@ void NodeVolumeEngine::PublishAdmitted(const PublishSpec& spec, Done finish) {
 
 void NodeVolumeEngine::Unpublish(const std::string& volume_id, const std::string& target_path,
                                  Done done) {
+  affinity_.Check("NodeVolumeEngine::Unpublish");
   Run(volume_id, "NodeUnpublishVolume", target_path, std::move(done),
       [&](Done finish) { UnpublishAdmitted(volume_id, target_path, std::move(finish)); });
 }
@@ -423,6 +427,7 @@ void NodeVolumeEngine::UnpublishAdmitted(const std::string& volume_id, const std
 
 void NodeVolumeEngine::Health(const std::string& volume_id, const std::string& path,
                               std::function<void(StatusOr<VolumeHealth>)> done) {
+  affinity_.Check("NodeVolumeEngine::Health");
   std::optional<StagingRow> staging = store_->GetStaging(volume_id);
   std::optional<PublicationRow> publication = store_->GetPublication(path);
   const bool published = publication && publication->volume_id == volume_id &&

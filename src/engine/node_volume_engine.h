@@ -19,6 +19,7 @@
 #include "engine/device_waiter.h"
 #include "engine/node_volume_state.h"
 #include "engine/operation_tracker.h"
+#include "loop/loop_affinity.h"
 #include "node/node_os.h"
 #include "store/group_commit.h"
 #include "store/node_volume_store.h"
@@ -113,6 +114,7 @@ class NodeVolumeEngine {
   store::NodeVolumeStore* store_;
   store::GroupCommit* commit_;
   Tracker tracker_{"volume"};
+  LoopAffinity affinity_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
