@@ -15,6 +15,7 @@
 #include "engine/oxide_credentials_check.h"
 #include "engine/snapshot_engine.h"
 #include "engine/volume_engine.h"
+#include "loop/clock.h"
 #include "loop/event_loop.h"
 #include "loop/turn_monitor.h"
 #include "rpc/csi_server.h"
@@ -89,6 +90,9 @@ int RunPlugin(const Settings& settings) {
   store::StateDb* db = state_db->get();
 
   EventLoop loop;
+  // The time every loop component reads and waits on; outlives them all (declared after `loop`,
+  // before them).
+  LoopClock clock(loop.uv());
   TurnMonitor turns(loop.uv());
   // After a burst, checked every 5 s: RSS grown by more than 4 MiB is given back.
   MemoryTrim memory_trim(loop.uv(), std::chrono::seconds(5), 4 << 20);
@@ -107,10 +111,12 @@ int RunPlugin(const Settings& settings) {
   std::unique_ptr<csi_adapter::ControllerService> controller;
   std::unique_ptr<engine::OxideCredentialsCheck> credentials;
   if (settings.ServesController()) {
-    oxide = backend::OxideClient::Create(loop.uv(), backend::ClientConfigFromSettings(settings));
-    volumes = std::make_unique<store::VolumeStore>(db, commit.get());
+    oxide = backend::OxideClient::Create(loop.uv(), &clock,
+                                         backend::ClientConfigFromSettings(settings));
+    volumes = std::make_unique<store::VolumeStore>(db, commit.get(),
+                                                   [&clock] { return clock.WallMillis(); });
     volume_engine =
-        std::make_unique<engine::VolumeEngine>(loop.uv(), oxide.get(), volumes.get(), commit.get());
+        std::make_unique<engine::VolumeEngine>(&clock, oxide.get(), volumes.get(), commit.get());
     snapshot_rows = std::make_unique<store::SnapshotStore>(db, commit.get());
     for (const Status* loaded : {&volumes->load_status(), &snapshot_rows->load_status()}) {
       if (!loaded->ok()) {
@@ -118,12 +124,12 @@ int RunPlugin(const Settings& settings) {
         return 2;
       }
     }
-    snapshot_engine = std::make_unique<engine::SnapshotEngine>(
-        loop.uv(), oxide.get(), volumes.get(), snapshot_rows.get(), commit.get());
+    snapshot_engine = std::make_unique<engine::SnapshotEngine>(&clock, oxide.get(), volumes.get(),
+                                                               snapshot_rows.get(), commit.get());
     controller = std::make_unique<csi_adapter::ControllerService>(
         settings, oxide.get(), volume_engine.get(), snapshot_engine.get());
     controller->Register(handlers);
-    credentials = std::make_unique<engine::OxideCredentialsCheck>(loop.uv(), oxide.get());
+    credentials = std::make_unique<engine::OxideCredentialsCheck>(&clock, oxide.get());
     health.push_back([check = credentials.get()] { return check->Health(); });
   }
   csi_adapter::IdentityService identity(settings, std::move(health));
@@ -132,8 +138,8 @@ int RunPlugin(const Settings& settings) {
   std::unique_ptr<csi_adapter::NodeService> node;
   if (settings.ServesNode()) {
     int max_volumes = csi_adapter::NodeService::MaxVolumesPerNode(settings);
-    node =
-        std::make_unique<csi_adapter::NodeService>(settings, &loop, db, max_volumes, commit.get());
+    node = std::make_unique<csi_adapter::NodeService>(settings, &loop, &clock, db, max_volumes,
+                                                      commit.get());
     // Before serving: rows left by a crash are completed or rolled back from the mounts.
     Status reconciled = node->Reconcile();
     if (!reconciled.ok()) {

@@ -36,6 +36,8 @@ class CurlMultiTransport : public HttpTransport {
 
   size_t in_flight() const { return active_.size(); }
   size_t queued() const { return queue_.size(); }
+  // Requests whose callback has not run yet: in flight, queued, or failed to start.
+  size_t unanswered() const { return active_.size() + queue_.size() + failed_to_start_.size(); }
   size_t max_in_flight_seen() const { return max_in_flight_seen_; }
   // Connections libcurl has opened so far (reused keep-alive connections are not counted).
   uint64_t connections_opened() const { return connections_opened_; }

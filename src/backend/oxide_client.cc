@@ -74,9 +74,11 @@ ClientConfig ClientConfigFromSettings(const Settings& settings) {
   return config;
 }
 
-std::unique_ptr<OxideClient> OxideClient::Create(uv_loop_t* loop, const ClientConfig& config) {
+std::unique_ptr<OxideClient> OxideClient::Create(uv_loop_t* loop, Clock* clock,
+                                                 const ClientConfig& config) {
+  // curl's own timers (I/O timeouts it drives) stay raw uv timers on `loop`.
   auto curl = std::make_unique<CurlMultiTransport>(loop, config.transport);
-  auto retrying = std::make_unique<RetryingTransport>(loop, std::move(curl), config.retry);
+  auto retrying = std::make_unique<RetryingTransport>(clock, std::move(curl), config.retry);
   return std::make_unique<OxideClient>(std::move(retrying), config.project, config.transport.token);
 }
 
@@ -99,6 +101,7 @@ void OxideClient::Send(HttpRequest request, const std::string& what, HttpCallbac
   // logging (the default), the answer goes straight to `done`.
   if (!log::Enabled(log::Level::kDebug))
     return transport_->Send(std::move(request), std::move(done));
+  // A latency measurement for the log, not a deadline: real time, not the injected Clock.
   const auto start = std::chrono::steady_clock::now();
   std::string method = HttpMethodName(request.method);
   std::string target = request.target;

@@ -14,6 +14,7 @@
 #include "backend/http_types.h"
 #include "backend/oxide_types.h"
 #include "backend/retry_policy.h"
+#include "loop/clock.h"
 #include "util/status.h"
 
 namespace oxide {
@@ -37,8 +38,10 @@ ClientConfig ClientConfigFromSettings(const Settings& settings);
 
 class OxideClient {
  public:
-  // The production stack: RetryingTransport over CurlMultiTransport.
-  static std::unique_ptr<OxideClient> Create(uv_loop_t* loop, const ClientConfig& config);
+  // The production stack: RetryingTransport (waiting on `clock`) over CurlMultiTransport (on
+  // `loop`).
+  static std::unique_ptr<OxideClient> Create(uv_loop_t* loop, Clock* clock,
+                                             const ClientConfig& config);
 
   // `token` is only used to scrub it from messages (defence in depth; Oxide never echoes it).
   OxideClient(std::unique_ptr<HttpTransport> transport, std::string project, std::string token);

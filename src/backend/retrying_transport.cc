@@ -16,10 +16,6 @@ struct RetryingTransport::Attempt {
 
 namespace {
 
-struct TimerData {
-  std::shared_ptr<void> attempt;  // keeps the Attempt alive while the timer waits
-};
-
 std::string Outcome(const HttpResponse& response) {
   if (response.transport_error == TransportError::kNone) return std::to_string(response.status);
   return response.transport_message;
@@ -27,18 +23,13 @@ std::string Outcome(const HttpResponse& response) {
 
 }  // namespace
 
-RetryingTransport::RetryingTransport(uv_loop_t* loop, std::unique_ptr<HttpTransport> inner,
+RetryingTransport::RetryingTransport(Clock* clock, std::unique_ptr<HttpTransport> inner,
                                      RetryOptions options)
-    : loop_(loop), inner_(std::move(inner)), policy_(options) {}
+    : clock_(clock), inner_(std::move(inner)), policy_(options) {}
 
 RetryingTransport::~RetryingTransport() {
-  for (uv_timer_t* timer : std::vector<uv_timer_t*>(waiting_.begin(), waiting_.end())) {
-    uv_timer_stop(timer);
-    uv_close(reinterpret_cast<uv_handle_t*>(timer), [](uv_handle_t* h) {
-      delete static_cast<TimerData*>(h->data);
-      delete reinterpret_cast<uv_timer_t*>(h);
-    });
-  }
+  for (Clock::TimerId timer : waiting_)
+    clock_->CancelTimer(timer);
   inner_.reset();  // drops its callbacks, which point at this object, before it goes
 }
 
@@ -74,23 +65,13 @@ void RetryingTransport::OnAnswer(std::shared_ptr<Attempt> attempt, HttpResponse 
                                               {"oxide_request_id", response.request_id},
                                               {"attempt", std::to_string(attempt->number)},
                                               {"delay_ms", std::to_string(delay->count())}});
-  auto* timer = new uv_timer_t;
-  uv_timer_init(loop_, timer);
-  timer->data = new TimerData{attempt};
-  waiting_.insert(timer);
-  uv_timer_start(timer, &RetryingTransport::OnTimer, static_cast<uint64_t>(delay->count()), 0);
-}
-
-void RetryingTransport::OnTimer(uv_timer_t* timer) {
-  auto* data = static_cast<TimerData*>(timer->data);
-  auto attempt = std::static_pointer_cast<Attempt>(data->attempt);
-  RetryingTransport* self = attempt->owner;
-  self->waiting_.erase(timer);
-  uv_close(reinterpret_cast<uv_handle_t*>(timer), [](uv_handle_t* h) {
-    delete static_cast<TimerData*>(h->data);
-    delete reinterpret_cast<uv_timer_t*>(h);
+  // The id is known only once the timer exists; the closure finds it through this cell.
+  auto timer = std::make_shared<Clock::TimerId>(0);
+  *timer = clock_->StartTimer(*delay, [this, timer, attempt]() mutable {
+    waiting_.erase(*timer);
+    Try(std::move(attempt));
   });
-  self->Try(std::move(attempt));
+  waiting_.insert(*timer);
 }
 
 }  // namespace oxide::backend

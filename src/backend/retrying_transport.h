@@ -1,22 +1,20 @@
 // An HttpTransport that repeats failed idempotent requests on another transport after a
-// RetryPolicy delay, waiting on uv timers (never sleeping). Loop thread only.
+// RetryPolicy delay, waiting on Clock timers (never sleeping). Loop thread only.
 #pragma once
-
-#include <uv.h>
 
 #include <memory>
 #include <unordered_set>
 
 #include "backend/http_types.h"
 #include "backend/retry_policy.h"
+#include "loop/clock.h"
 
 namespace oxide::backend {
 
 class RetryingTransport : public HttpTransport {
  public:
-  RetryingTransport(uv_loop_t* loop, std::unique_ptr<HttpTransport> inner, RetryOptions options);
-  // Drops pending retries (their callbacks uncalled); the loop must run afterwards so the
-  // timers' close callbacks free them.
+  RetryingTransport(Clock* clock, std::unique_ptr<HttpTransport> inner, RetryOptions options);
+  // Drops pending retries (their callbacks uncalled).
   ~RetryingTransport() override;
   RetryingTransport(const RetryingTransport&) = delete;
   RetryingTransport& operator=(const RetryingTransport&) = delete;
@@ -30,12 +28,11 @@ class RetryingTransport : public HttpTransport {
   struct Attempt;
   void Try(std::shared_ptr<Attempt> attempt);
   void OnAnswer(std::shared_ptr<Attempt> attempt, HttpResponse response);
-  static void OnTimer(uv_timer_t* timer);
 
-  uv_loop_t* loop_;
+  Clock* clock_;
   std::unique_ptr<HttpTransport> inner_;
   RetryPolicy policy_;
-  std::unordered_set<uv_timer_t*> waiting_;  // timers of pending retries
+  std::unordered_set<Clock::TimerId> waiting_;  // timers of pending retries
   uint64_t retries_ = 0;
 };
 

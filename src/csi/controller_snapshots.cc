@@ -17,20 +17,20 @@ namespace oxide::csi_adapter {
 namespace {
 
 using backend::Snapshot;
-using Clock = std::chrono::steady_clock;
 
 // A CreateSnapshot waits at most this long for Oxide to report the snapshot ready, and never
 // more than 3/4 of the time to the call's deadline; then it answers ready_to_use = false.
 constexpr std::chrono::seconds kLongestReadinessWait{20};
 
-Clock::time_point AnswerBy(const rpc::CallInfo& info) {
+// The call's deadline is the client's wall time; the answer-by point is on the engine's clock.
+Clock::TimePoint AnswerBy(const rpc::CallInfo& info, const Clock& clock) {
   auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(kLongestReadinessWait);
   if (info.deadline != std::chrono::system_clock::time_point::max()) {
     auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
         info.deadline - std::chrono::system_clock::now());
     wait = std::min(wait, std::max(remaining * 3 / 4, std::chrono::milliseconds(0)));
   }
-  return Clock::now() + wait;
+  return clock.Now() + wait;
 }
 
 void FillSnapshot(const Snapshot& snapshot, csi::v1::Snapshot* out) {
@@ -54,17 +54,19 @@ void ControllerService::CreateSnapshot(const rpc::CallInfo& info,
                             .snapshot_name = engine::SnapshotNameFor(request.name()),
                             .source_volume_id = request.source_volume_id()};
   auto shared = Share(std::move(reply));
-  snapshots_->Create(spec, AnswerBy(info), [shared](const engine::SnapshotResult& result) {
-    if (!result.ok()) return shared->Fail(result.status());
-    if (result->state == "faulted") {
-      return shared->Fail(Internal("Oxide reports snapshot " + result->id +
-                                   " faulted: taking it failed; delete it with DeleteSnapshot and "
-                                   "take a new one"));
-    }
-    csi::v1::CreateSnapshotResponse response;
-    FillSnapshot(*result, response.mutable_snapshot());
-    shared->Ok(std::move(response));
-  });
+  snapshots_->Create(
+      spec, AnswerBy(info, snapshots_->clock()), [shared](const engine::SnapshotResult& result) {
+        if (!result.ok()) return shared->Fail(result.status());
+        if (result->state == "faulted") {
+          return shared->Fail(
+              Internal("Oxide reports snapshot " + result->id +
+                       " faulted: taking it failed; delete it with DeleteSnapshot and "
+                       "take a new one"));
+        }
+        csi::v1::CreateSnapshotResponse response;
+        FillSnapshot(*result, response.mutable_snapshot());
+        shared->Ok(std::move(response));
+      });
 }
 
 void ControllerService::DeleteSnapshot(const rpc::CallInfo&,

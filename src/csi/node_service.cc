@@ -35,15 +35,15 @@ engine::NodeVolumeEngine::Done AnswerWith(rpc::Reply<Response> reply) {
 
 }  // namespace
 
-NodeService::NodeService(const Settings& settings, EventLoop* loop, store::StateDb* db,
-                         int max_volumes, store::GroupCommit* commit)
+NodeService::NodeService(const Settings& settings, EventLoop* loop, Clock* clock,
+                         store::StateDb* db, int max_volumes, store::GroupCommit* commit)
     : settings_(settings),
       loop_(loop),
       db_(db),
       commit_(commit),
       store_(db, commit),
       os_(settings.sysfs_root),
-      waiter_(loop->uv(), &os_, std::chrono::seconds(settings.device_wait_seconds)),
+      waiter_(loop->uv(), clock, &os_, std::chrono::seconds(settings.device_wait_seconds)),
       engine_(loop->uv(), &os_, &waiter_, &store_, commit) {
   info_.set_node_id(settings.instance_id);
   info_.set_max_volumes_per_node(max_volumes);

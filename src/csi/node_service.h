@@ -10,6 +10,7 @@
 #include "config/settings.h"
 #include "engine/device_waiter.h"
 #include "engine/node_volume_engine.h"
+#include "loop/clock.h"
 #include "loop/event_loop.h"
 #include "loop/loop_affinity.h"
 #include "node/node_os.h"
@@ -23,9 +24,9 @@ namespace oxide::csi_adapter {
 class NodeService {
  public:
   // `max_volumes` is what NodeGetInfo reports (see MaxVolumesPerNode). `loop` and `db` outlive
-  // the service.
-  NodeService(const Settings& settings, EventLoop* loop, store::StateDb* db, int max_volumes,
-              store::GroupCommit* commit);
+  // the service; so does `clock`.
+  NodeService(const Settings& settings, EventLoop* loop, Clock* clock, store::StateDb* db,
+              int max_volumes, store::GroupCommit* commit);
   ~NodeService() = default;
   NodeService(const NodeService&) = delete;
   NodeService& operator=(const NodeService&) = delete;

@@ -10,9 +10,9 @@ struct DeviceWaiter::Pending {
   DeviceWaiter* owner;
   std::string serial;
   Done done;
-  std::chrono::steady_clock::time_point deadline;
+  Clock::TimePoint deadline;
   std::chrono::milliseconds delay{50};
-  uv_timer_t* timer = nullptr;  // freed in its close callback
+  Clock::TimerId timer = 0;  // the next scan's; 0: none
   bool scanning = false;
   bool finished = false;
 };
@@ -22,11 +22,7 @@ void DeviceWaiter::Wait(const std::string& serial, Done done) {
     done(Unavailable("the plugin is shutting down; retry the call"));
     return;
   }
-  auto* pending =
-      new Pending{this, serial, std::move(done), std::chrono::steady_clock::now() + max_wait_};
-  pending->timer = new uv_timer_t;
-  uv_timer_init(loop_, pending->timer);
-  pending->timer->data = pending;
+  auto* pending = new Pending{this, serial, std::move(done), clock_->Now() + max_wait_};
   pending_.insert(pending);
   Scan(pending);
 }
@@ -43,7 +39,7 @@ void DeviceWaiter::Scan(Pending* pending) {
           return;
         }
         bool keep_waiting = !result.ok() && result.status().code() == StatusCode::kNotFound &&
-                            std::chrono::steady_clock::now() + pending->delay < pending->deadline;
+                            self->clock_->Now() + pending->delay < pending->deadline;
         if (!keep_waiting) {
           if (!result.ok() && result.status().code() == StatusCode::kNotFound) {
             result = NotFound(result.status().message() + "; waited " +
@@ -52,13 +48,10 @@ void DeviceWaiter::Scan(Pending* pending) {
           self->Finish(pending, std::move(result));
           return;
         }
-        uv_timer_start(
-            pending->timer,
-            [](uv_timer_t* timer) {
-              auto* waiting = static_cast<Pending*>(timer->data);
-              waiting->owner->Scan(waiting);
-            },
-            static_cast<uint64_t>(pending->delay.count()), 0);
+        pending->timer = self->clock_->StartTimer(pending->delay, [pending] {
+          pending->timer = 0;
+          pending->owner->Scan(pending);
+        });
         pending->delay = std::min(pending->delay * 2, std::chrono::milliseconds(1000));
       });
 }
@@ -66,9 +59,7 @@ void DeviceWaiter::Scan(Pending* pending) {
 void DeviceWaiter::Finish(Pending* pending, StatusOr<node::BlockDevice> result) {
   pending->finished = true;
   pending_.erase(pending);
-  uv_timer_stop(pending->timer);
-  uv_close(reinterpret_cast<uv_handle_t*>(pending->timer),
-           [](uv_handle_t* handle) { delete reinterpret_cast<uv_timer_t*>(handle); });
+  clock_->CancelTimer(pending->timer);
   Done done = std::move(pending->done);
   if (!pending->scanning) delete pending;  // else the scan's callback deletes it
   done(std::move(result));

@@ -1,15 +1,18 @@
-// Waits for the block device of an attached disk to appear (NodeOs::FindDevice): a scan on a worker
-// thread, then, while none is found, another scan after a backoff delay on a loop timer (50 ms
-// doubling to 1 s) until the deadline. No worker thread is held while waiting. Loop thread only.
+// Waits for the block device of an attached disk to appear (NodeOs::FindDevice): a scan on a
+// worker thread, then, while none is found, another scan after a backoff delay on a Clock timer
+// (50 ms doubling to 1 s) until the deadline (on the same Clock). No worker thread is held while
+// waiting. Loop thread only.
 #pragma once
 
 #include <uv.h>
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 
+#include "loop/clock.h"
 #include "node/node_os.h"
 #include "util/status.h"
 
@@ -19,9 +22,10 @@ class DeviceWaiter {
  public:
   using Done = std::function<void(StatusOr<node::BlockDevice>)>;
 
-  // `os` outlives the waiter.
-  DeviceWaiter(uv_loop_t* loop, node::NodeOs* os, std::chrono::seconds max_wait)
-      : loop_(loop), os_(os), max_wait_(max_wait) {}
+  // Scans run on `loop`'s worker pool through `os`; delays and the deadline are on `clock`.
+  // `clock` and `os` outlive the waiter.
+  DeviceWaiter(uv_loop_t* loop, Clock* clock, node::NodeOs* os, std::chrono::seconds max_wait)
+      : loop_(loop), clock_(clock), os_(os), max_wait_(max_wait) {}
   ~DeviceWaiter() { CancelAll(); }
   DeviceWaiter(const DeviceWaiter&) = delete;
   DeviceWaiter& operator=(const DeviceWaiter&) = delete;
@@ -38,6 +42,7 @@ class DeviceWaiter {
   void Finish(Pending* pending, StatusOr<node::BlockDevice> result);
 
   uv_loop_t* loop_;
+  Clock* clock_;
   node::NodeOs* os_;
   std::chrono::seconds max_wait_;
   std::set<Pending*> pending_;

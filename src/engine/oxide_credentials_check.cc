@@ -4,9 +4,9 @@
 
 namespace oxide::engine {
 
-OxideCredentialsCheck::OxideCredentialsCheck(uv_loop_t* loop, backend::OxideClient* oxide,
+OxideCredentialsCheck::OxideCredentialsCheck(Clock* clock, backend::OxideClient* oxide,
                                              std::chrono::milliseconds period)
-    : oxide_(oxide), period_(period), delayed_(loop) {}
+    : oxide_(oxide), period_(period), delayed_(clock) {}
 
 OxideCredentialsCheck::~OxideCredentialsCheck() {
   *alive_ = false;

@@ -16,7 +16,7 @@ namespace oxide::engine {
 
 class OxideCredentialsCheck {
  public:
-  OxideCredentialsCheck(uv_loop_t* loop, backend::OxideClient* oxide,
+  OxideCredentialsCheck(Clock* clock, backend::OxideClient* oxide,
                         std::chrono::milliseconds period = std::chrono::minutes(1));
   ~OxideCredentialsCheck();
   void Start();

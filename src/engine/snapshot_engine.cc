@@ -13,7 +13,6 @@ namespace oxide::engine {
 namespace {
 
 using backend::Snapshot;
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr const char* kCreateKind = "snapshot_create";
@@ -55,7 +54,7 @@ struct SnapshotEngine::Job {
 // One CreateSnapshot call's answer: given once, by whichever comes first.
 struct SnapshotEngine::Answer {
   SnapshotSpec spec;
-  Clock::time_point answer_by;
+  Clock::TimePoint answer_by;
   SnapshotWaiter done;
   std::optional<Snapshot> accepted;  // Oxide has the snapshot (still creating)
   bool answered = false;
@@ -68,17 +67,17 @@ struct SnapshotEngine::Answer {
   }
 };
 
-SnapshotEngine::SnapshotEngine(uv_loop_t* loop, backend::OxideClient* oxide,
+SnapshotEngine::SnapshotEngine(Clock* clock, backend::OxideClient* oxide,
                                store::VolumeStore* journal, store::SnapshotStore* snapshots,
                                store::GroupCommit* commit, SnapshotEngineOptions options)
-    : loop_(loop),
+    : clock_(clock),
       oxide_(oxide),
       journal_(journal),
       snapshots_(snapshots),
       commit_(commit),
       options_(options),
-      uploads_(loop, oxide, snapshots, options.uploads),
-      delayed_(loop) {}
+      uploads_(clock, oxide, snapshots, options.uploads),
+      delayed_(clock) {}
 
 SnapshotEngine::~SnapshotEngine() {
   *alive_ = false;
@@ -86,7 +85,7 @@ SnapshotEngine::~SnapshotEngine() {
 
 // ---- CreateSnapshot -------------------------------------------------------------------------
 
-void SnapshotEngine::Create(const SnapshotSpec& spec, Clock::time_point answer_by,
+void SnapshotEngine::Create(const SnapshotSpec& spec, Clock::TimePoint answer_by,
                             SnapshotWaiter done) {
   auto answer = std::make_shared<Answer>();
   answer->spec = spec;
@@ -97,7 +96,7 @@ void SnapshotEngine::Create(const SnapshotSpec& spec, Clock::time_point answer_b
                                    if (*alive) AnswerAccepted(answer, accepted);
                                  });
   if (admitted == BasicOperationTracker<SnapshotResult>::Admission::kRejected) return;
-  auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(answer_by - Clock::now());
+  auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(answer_by - clock_->Now());
   delayed_.RunAfter(std::max(wait, std::chrono::milliseconds(0)), [this, answer] {
     if (answer->answered) return;
     if (answer->accepted) return answer->Give(*answer->accepted);
@@ -108,7 +107,7 @@ void SnapshotEngine::Create(const SnapshotSpec& spec, Clock::time_point answer_b
 
 void SnapshotEngine::AnswerAccepted(const AnswerPtr& answer, const SnapshotResult& accepted) {
   if (answer->answered) return;
-  if (!accepted.ok() || accepted->state != "creating" || Clock::now() >= answer->answer_by) {
+  if (!accepted.ok() || accepted->state != "creating" || clock_->Now() >= answer->answer_by) {
     return answer->Give(accepted);
   }
   answer->accepted = *accepted;

@@ -39,7 +39,7 @@ struct SnapshotEngineOptions {
 
 class SnapshotEngine {
  public:
-  SnapshotEngine(uv_loop_t* loop, backend::OxideClient* oxide, store::VolumeStore* journal,
+  SnapshotEngine(Clock* clock, backend::OxideClient* oxide, store::VolumeStore* journal,
                  store::SnapshotStore* snapshots, store::GroupCommit* commit,
                  SnapshotEngineOptions options = {});
   ~SnapshotEngine();
@@ -48,8 +48,7 @@ class SnapshotEngine {
 
   // `done` runs once: with the snapshot when Oxide reports it ready or faulted, or — when
   // `answer_by` comes first — as Oxide last showed it (`creating`), or with the error.
-  void Create(const SnapshotSpec& spec, std::chrono::steady_clock::time_point answer_by,
-              SnapshotWaiter done);
+  void Create(const SnapshotSpec& spec, Clock::TimePoint answer_by, SnapshotWaiter done);
   // OK (an empty snapshot) when the snapshot is gone.
   void Delete(const std::string& snapshot_id, SnapshotWaiter done);
 
@@ -58,6 +57,8 @@ class SnapshotEngine {
   size_t RecoverUnfinished();
 
   const BasicOperationTracker<SnapshotResult>& tracker() const { return tracker_; }
+  // The clock `answer_by` is on.
+  Clock& clock() const { return *clock_; }
   SnapshotUploadTracker& uploads() { return uploads_; }
 
  private:
@@ -88,7 +89,7 @@ class SnapshotEngine {
   void RecoverEntry(const store::OperationRow& entry, std::chrono::milliseconds retry_delay);
   void CloseEntry(int64_t id, const std::string& key, const char* state, const std::string& note);
 
-  uv_loop_t* loop_;
+  Clock* clock_;
   backend::OxideClient* oxide_;
   store::VolumeStore* journal_;
   store::SnapshotStore* snapshots_;

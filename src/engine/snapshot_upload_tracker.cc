@@ -8,24 +8,20 @@
 
 namespace oxide::engine {
 
-SnapshotUploadTracker::SnapshotUploadTracker(uv_loop_t* loop, backend::OxideClient* oxide,
+SnapshotUploadTracker::SnapshotUploadTracker(Clock* clock, backend::OxideClient* oxide,
                                              store::SnapshotStore* store,
                                              UploadTrackerOptions options)
-    : loop_(loop), oxide_(oxide), store_(store), options_(options), timer_(new uv_timer_t) {
-  uv_timer_init(loop_, timer_);
-  timer_->data = this;
-}
+    : clock_(clock), oxide_(oxide), store_(store), options_(options) {}
 
 SnapshotUploadTracker::~SnapshotUploadTracker() {
   *alive_ = false;
-  uv_close(reinterpret_cast<uv_handle_t*>(timer_),
-           [](uv_handle_t* handle) { delete reinterpret_cast<uv_timer_t*>(handle); });
+  clock_->CancelTimer(timer_);
 }
 
 void SnapshotUploadTracker::Track(const store::SnapshotRow& row) {
   if (row.snapshot_id.empty() || tracked_.count(row.snapshot_id) != 0) return;
   tracked_.emplace(row.snapshot_id, Tracked{.row = row,
-                                            .due = Clock::now() + options_.first,
+                                            .due = clock_->Now() + options_.first,
                                             .delay = options_.first,
                                             .waiters = {}});
   Schedule();
@@ -49,27 +45,24 @@ void SnapshotUploadTracker::Forget(const std::string& snapshot_id) {
 
 void SnapshotUploadTracker::Schedule() {
   if (polling_) return;  // the round in progress schedules the next one when it ends
-  if (tracked_.empty()) {
-    uv_timer_stop(timer_);
-    return;
-  }
-  Clock::time_point earliest = Clock::time_point::max();
+  clock_->CancelTimer(timer_);
+  timer_ = 0;
+  if (tracked_.empty()) return;
+  Clock::TimePoint earliest = Clock::TimePoint::max();
   for (const auto& [id, tracked] : tracked_)
     earliest = std::min(earliest, tracked.due);
   // Rounds are at least `first` apart: snapshots that become due meanwhile share the next one.
   earliest = std::max(earliest, last_round_ + options_.first);
-  auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(earliest - Clock::now());
-  uv_timer_start(timer_, &SnapshotUploadTracker::OnTimer,
-                 static_cast<uint64_t>(std::max<int64_t>(wait.count(), 0)), 0);
-}
-
-void SnapshotUploadTracker::OnTimer(uv_timer_t* timer) {
-  static_cast<SnapshotUploadTracker*>(timer->data)->Poll();
+  auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(earliest - clock_->Now());
+  timer_ = clock_->StartTimer(wait, [this] {
+    timer_ = 0;
+    Poll();
+  });
 }
 
 void SnapshotUploadTracker::Poll() {
   if (polling_) return;
-  const Clock::time_point now = Clock::now();
+  const Clock::TimePoint now = clock_->Now();
   // What falls due before the next round could run is asked now, in this round.
   std::vector<std::string> due;
   for (const auto& [id, tracked] : tracked_) {
@@ -139,7 +132,7 @@ void SnapshotUploadTracker::Postpone(const std::string& id, const Status& error)
   if (found == tracked_.end()) return;
   Tracked& tracked = found->second;
   tracked.delay = std::min(tracked.delay * 2, options_.max);
-  tracked.due = Clock::now() + tracked.delay;
+  tracked.due = clock_->Now() + tracked.delay;
   log::Warn("cannot ask Oxide about a snapshot being created; will ask again",
             {{"snapshot_id", id}, {"error", error.message()}});
 }
@@ -151,7 +144,7 @@ void SnapshotUploadTracker::Apply(const std::string& id, const backend::Snapshot
   ++tracked.row.polls;
   if (seen != nullptr && seen->state == "creating") {
     tracked.delay = std::min(tracked.delay * 2, options_.max);
-    tracked.due = Clock::now() + tracked.delay;
+    tracked.due = clock_->Now() + tracked.delay;
     return;
   }
   store::SnapshotRow row = tracked.row;

@@ -1,12 +1,10 @@
 // Upload tracking: follows every snapshot Oxide still reports `creating` until it is ready,
-// faulted or gone, on loop timers with a per-snapshot backoff (0.5 s doubling up to 30 s), and
+// faulted or gone, on Clock timers with a per-snapshot backoff (0.5 s doubling up to 30 s), and
 // records each change in the snapshots table. When more than a few snapshots are due at once it
 // refreshes them all with paged list calls (one request per page of up to 1,000 snapshots)
 // instead of one GET each, so the Oxide request rate stays bounded whatever their number: at most
 // max(max_single_gets, pages) requests per `first` interval. Loop thread only.
 #pragma once
-
-#include <uv.h>
 
 #include <chrono>
 #include <functional>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "backend/oxide_client.h"
+#include "loop/clock.h"
 #include "store/snapshot_store.h"
 
 namespace oxide::engine {
@@ -33,7 +32,7 @@ class SnapshotUploadTracker {
   // The snapshot as Oxide reports it once it is no longer `creating`, or NOT_FOUND when it is gone.
   using Settled = std::function<void(const StatusOr<backend::Snapshot>&)>;
 
-  SnapshotUploadTracker(uv_loop_t* loop, backend::OxideClient* oxide, store::SnapshotStore* store,
+  SnapshotUploadTracker(Clock* clock, backend::OxideClient* oxide, store::SnapshotStore* store,
                         UploadTrackerOptions options = {});
   ~SnapshotUploadTracker();
   SnapshotUploadTracker(const SnapshotUploadTracker&) = delete;
@@ -54,14 +53,12 @@ class SnapshotUploadTracker {
  private:
   struct Tracked {
     store::SnapshotRow row;
-    std::chrono::steady_clock::time_point due;
+    Clock::TimePoint due;
     std::chrono::milliseconds delay;
     std::vector<Settled> waiters;
   };
-  using Clock = std::chrono::steady_clock;
 
   void Schedule();
-  static void OnTimer(uv_timer_t* timer);
   void Poll();
   void GetEach(const std::vector<std::string>& ids);
   void ListPage(std::string page_token, std::shared_ptr<std::unordered_set<std::string>> unseen);
@@ -71,14 +68,14 @@ class SnapshotUploadTracker {
   // Applies what Oxide said of a tracked snapshot (nullptr: it is gone).
   void Apply(const std::string& id, const backend::Snapshot* seen);
 
-  uv_loop_t* loop_;
+  Clock* clock_;
   backend::OxideClient* oxide_;
   store::SnapshotStore* store_;
   UploadTrackerOptions options_;
-  uv_timer_t* timer_;
+  Clock::TimerId timer_ = 0;  // the next round's; 0: none
   std::unordered_map<std::string, Tracked> tracked_;
   bool polling_ = false;
-  Clock::time_point last_round_{};
+  Clock::TimePoint last_round_{};
   size_t gets_outstanding_ = 0;
   uint64_t requests_ = 0, sweeps_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

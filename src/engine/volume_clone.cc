@@ -13,7 +13,6 @@
 namespace oxide::engine {
 
 using backend::Snapshot;
-using Clock = std::chrono::steady_clock;
 
 void VolumeEngine::TakeCloneSnapshot(const JobPtr& job, const CreateSpec& spec) {
   const std::string temp = CloneSnapshotNameFor(spec.co_name);
@@ -57,7 +56,7 @@ void VolumeEngine::CreateFromCloneSnapshot(const JobPtr& job, const CreateSpec& 
                                 " of volume " + spec.clone_source + " faulted; retry the clone"));
   }
   if (snapshot.state != "ready") {
-    if (Clock::now() >= job->give_up) {
+    if (clock_->Now() >= job->give_up) {
       return Revert(job, Status(StatusCode::kDeadlineExceeded,
                                 "Oxide is still taking the temporary snapshot " + snapshot.name +
                                     " for the clone"));
@@ -75,11 +74,11 @@ void VolumeEngine::CreateFromCloneSnapshot(const JobPtr& job, const CreateSpec& 
   SendCreate(job, job->spec);
 }
 
-void VolumeEngine::DropTemporarySnapshot(const std::string& name, Clock::time_point give_up,
+void VolumeEngine::DropTemporarySnapshot(const std::string& name, Clock::TimePoint give_up,
                                          std::chrono::milliseconds delay,
                                          std::function<void()> then) {
   auto retry = [this, name, give_up, delay, then](const Status& why) {
-    if (Clock::now() >= give_up) {
+    if (clock_->Now() >= give_up) {
       log::Error("could not delete a clone's temporary snapshot; delete it by hand",
                  {{"snapshot", name}, {"error", why.message()}});
       return then();

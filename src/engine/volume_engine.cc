@@ -14,7 +14,6 @@ namespace oxide::engine {
 namespace {
 
 using backend::Disk;
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr const char* kDone = kJournalDone;
@@ -68,14 +67,14 @@ store::VolumeRow RowFromDisk(const Disk& disk, const std::string& co_name) {
   return row;
 }
 
-VolumeEngine::VolumeEngine(uv_loop_t* loop, backend::OxideClient* oxide, store::VolumeStore* store,
+VolumeEngine::VolumeEngine(Clock* clock, backend::OxideClient* oxide, store::VolumeStore* store,
                            store::GroupCommit* commit, EngineOptions options)
-    : loop_(loop),
+    : clock_(clock),
       oxide_(oxide),
       store_(store),
       commit_(commit),
       options_(options),
-      delayed_(loop) {}
+      delayed_(clock) {}
 
 VolumeEngine::~VolumeEngine() {
   *alive_ = false;
@@ -88,7 +87,7 @@ VolumeEngine::JobPtr VolumeEngine::StartJob(const std::string& key, const std::s
   job->key = key;
   job->kind = kind;
   if (before) job->before = std::make_unique<store::VolumeRow>(std::move(*before));
-  job->give_up = Clock::now() + options_.operation_limit;
+  job->give_up = clock_->Now() + options_.operation_limit;
   job->op_id = store_->BeginOperation(kind, key, args);
   return job;
 }
@@ -447,14 +446,14 @@ void VolumeEngine::ContinueUnpublish(const JobPtr& job, const std::string& volum
 
 // ---- shared steps ---------------------------------------------------------------------------
 
-void VolumeEngine::PollDisk(const std::string& disk, Clock::time_point give_up,
+void VolumeEngine::PollDisk(const std::string& disk, Clock::TimePoint give_up,
                             std::chrono::milliseconds delay,
                             std::function<bool(const Disk&)> settled, backend::Done<Disk> done) {
   oxide_->GetDisk(disk, [this, alive = alive_, disk, give_up, delay, settled = std::move(settled),
                          done = std::move(done)](StatusOr<Disk> found) mutable {
     if (!*alive) return;
     if (!found.ok() || settled(*found)) return done(std::move(found));
-    if (Clock::now() >= give_up) {
+    if (clock_->Now() >= give_up) {
       return done(
           Status(StatusCode::kDeadlineExceeded,
                  "Oxide still reports disk " + found->name + " " + found->state.state + " after " +
@@ -576,8 +575,8 @@ void VolumeEngine::FinishRecovery(const store::OperationRow& entry, const char* 
   if (!temp.empty()) {
     store::OperationRow without = entry;
     without.args = json::object().dump();
-    return DropTemporarySnapshot(temp, Clock::now() + options_.operation_limit, options_.poll_first,
-                                 [this, without, journal_state, row, key] {
+    return DropTemporarySnapshot(temp, clock_->Now() + options_.operation_limit,
+                                 options_.poll_first, [this, without, journal_state, row, key] {
                                    FinishRecovery(without, journal_state, row, key);
                                  });
   }

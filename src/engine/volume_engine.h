@@ -40,7 +40,7 @@ struct EngineOptions {
 
 class VolumeEngine {
  public:
-  VolumeEngine(uv_loop_t* loop, backend::OxideClient* oxide, store::VolumeStore* store,
+  VolumeEngine(Clock* clock, backend::OxideClient* oxide, store::VolumeStore* store,
                store::GroupCommit* commit, EngineOptions options = {});
   ~VolumeEngine();
   VolumeEngine(const VolumeEngine&) = delete;
@@ -68,7 +68,7 @@ class VolumeEngine {
     int64_t op_id = 0;
     std::unique_ptr<store::VolumeRow> before;  // heap: most creates have none
     std::string row_key;  // disk name of the row this job may have written; removed on a revert
-    std::chrono::steady_clock::time_point give_up;
+    Clock::TimePoint give_up;
     std::string temp_snapshot;  // a clone's temporary snapshot, deleted before the job completes
     CreateSpec spec;            // a create's; callbacks read it here rather than keep copies
   };
@@ -89,7 +89,7 @@ class VolumeEngine {
   void TakeCloneSnapshot(const JobPtr& job, const CreateSpec& spec);
   void CreateFromCloneSnapshot(const JobPtr& job, const CreateSpec& spec,
                                const backend::Snapshot& snapshot, std::chrono::milliseconds delay);
-  void DropTemporarySnapshot(const std::string& name, std::chrono::steady_clock::time_point give_up,
+  void DropTemporarySnapshot(const std::string& name, Clock::TimePoint give_up,
                              std::chrono::milliseconds delay, std::function<void()> then);
   // Looks the disk of job->spec up until it settles and completes the create from what it is.
   void ConfirmCreate(const JobPtr& job, const Status& create_error);
@@ -100,8 +100,8 @@ class VolumeEngine {
   void ContinueDelete(const JobPtr& job, const std::string& volume_id);
 
   // GETs the disk until `settled` accepts it or the operation's time is up.
-  void PollDisk(const std::string& disk, std::chrono::steady_clock::time_point give_up,
-                std::chrono::milliseconds delay, std::function<bool(const backend::Disk&)> settled,
+  void PollDisk(const std::string& disk, Clock::TimePoint give_up, std::chrono::milliseconds delay,
+                std::function<bool(const backend::Disk&)> settled,
                 backend::Done<backend::Disk> done);
   // Looks the volume up in Oxide and records what it sees (for volumes this replica never saw,
   // and rows left in a transitional state).
@@ -115,7 +115,7 @@ class VolumeEngine {
   void FinishRecovery(const store::OperationRow& entry, const char* journal_state,
                       const std::optional<store::VolumeRow>& row, const std::string& key);
 
-  uv_loop_t* loop_;
+  Clock* clock_;
   backend::OxideClient* oxide_;
   store::VolumeStore* store_;
   store::GroupCommit* commit_;

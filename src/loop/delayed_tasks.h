@@ -1,32 +1,29 @@
-// Closures that run on the loop after a delay (polling, backoff), each on its own uv timer.
+// Closures that run on the loop after a delay (polling, backoff), each on a Clock timer.
 // Destroying the owner cancels whatever has not run. Loop thread only.
 #pragma once
-
-#include <uv.h>
 
 #include <chrono>
 #include <functional>
 #include <unordered_set>
 
+#include "loop/clock.h"
+
 namespace oxide {
 
 class DelayedTasks {
  public:
-  explicit DelayedTasks(uv_loop_t* loop) : loop_(loop) {}
+  explicit DelayedTasks(Clock* clock) : clock_(clock) {}
   ~DelayedTasks();
   DelayedTasks(const DelayedTasks&) = delete;
   DelayedTasks& operator=(const DelayedTasks&) = delete;
 
   void RunAfter(std::chrono::milliseconds delay, std::function<void()> task);
   size_t pending() const { return timers_.size(); }
+  Clock& clock() { return *clock_; }
 
  private:
-  struct Task;
-  static void OnTimer(uv_timer_t* timer);
-  static void Close(uv_timer_t* timer);
-
-  uv_loop_t* loop_;
-  std::unordered_set<uv_timer_t*> timers_;
+  Clock* clock_;
+  std::unordered_set<Clock::TimerId> timers_;
 };
 
 }  // namespace oxide

@@ -97,7 +97,10 @@ class GroupCommit {
   std::function<uint64_t()> now_ms_;
   uv_prepare_t* prepare_;  // heap: freed by its close callback, which may run after us
   uv_async_t* committed_;  // likewise; referenced only while a commit is outstanding
-  uv_timer_t* heartbeat_;  // likewise; runs only while the last commit failed
+  // Likewise; runs only while the last commit failed. A raw uv timer, not a Clock timer: it is
+  // unreferenced (never what keeps the loop running, e.g. at shutdown while the disk is full),
+  // which a Clock timer is not, and the node service builds a GroupCommit without a Clock.
+  uv_timer_t* heartbeat_;
   uint64_t heartbeat_period_ms_;
   bool armed_ = false;
   Batch open_;

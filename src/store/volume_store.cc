@@ -19,8 +19,10 @@ int64_t NowMs() {
       .count();
 }
 
-VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit)
-    : commit_(commit), listener_(commit, [this](uint64_t batch, bool ok) {
+VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit, std::function<int64_t()> wall_ms)
+    : commit_(commit),
+      wall_ms_(wall_ms ? std::move(wall_ms) : NowMs),
+      listener_(commit, [this](uint64_t batch, bool ok) {
         volumes_.BatchDone(batch, ok);
         unfinished_.BatchDone(batch, ok);
       }) {
@@ -105,7 +107,7 @@ std::vector<VolumeRow> VolumeStore::AllVolumes() const {
 }
 
 void VolumeStore::Put(const VolumeRow& row) {
-  const int64_t now = NowMs();
+  const int64_t now = wall_ms_();
   uint64_t batch = commit_->Write([this, row, now](sqlite3* db) {
     for (Statement* write : {&update_, &put_}) {
       write->Bind(1, row.disk_name)
@@ -139,7 +141,7 @@ int64_t VolumeStore::BeginOperation(const std::string& kind, const std::string& 
                    .args = args,
                    .state = "pending",
                    .outcome = ""};
-  uint64_t batch = commit_->Write([this, row, now = NowMs()](sqlite3* db) {
+  uint64_t batch = commit_->Write([this, row, now = wall_ms_()](sqlite3* db) {
     return begin_op_.Bind(1, row.id)
         .Bind(2, row.kind)
         .Bind(3, row.volume)
@@ -154,7 +156,7 @@ int64_t VolumeStore::BeginOperation(const std::string& kind, const std::string& 
 
 void VolumeStore::FinishOperation(int64_t id, const std::string& state,
                                   const std::string& outcome) {
-  uint64_t batch = commit_->Write([this, id, state, outcome, now = NowMs()](sqlite3* db) {
+  uint64_t batch = commit_->Write([this, id, state, outcome, now = wall_ms_()](sqlite3* db) {
     return finish_op_.Bind(1, id).Bind(2, state).Bind(3, outcome).Bind(4, now).Run(db);
   });
   unfinished_.Write(batch, id, std::nullopt);
@@ -173,7 +175,7 @@ std::optional<OperationRow> VolumeStore::FindUnfinishedOperation(int64_t id) con
 }
 
 void VolumeStore::PruneFinished(int64_t age_ms) {
-  commit_->Write([this, before = NowMs() - age_ms](sqlite3* db) {
+  commit_->Write([this, before = wall_ms_() - age_ms](sqlite3* db) {
     Status pruned = prune_.Bind(1, before).Run(db);
     if (pruned.ok() && sqlite3_changes(db) > 0) {
       log::Info("forgot old finished journal entries",

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,8 +40,9 @@ struct OperationRow {
 class VolumeStore {
  public:
   // Reads the volumes and the unfinished journal entries into memory (at start, before `commit`
-  // has taken the connection into use).
-  VolumeStore(StateDb* db, GroupCommit* commit);
+  // has taken the connection into use). `wall_ms` (default: NowMs) stamps journal entries and
+  // decides which are old enough to prune; a test can pass its ManualClock's WallMillis.
+  VolumeStore(StateDb* db, GroupCommit* commit, std::function<int64_t()> wall_ms = nullptr);
 
   std::optional<VolumeRow> FindByDiskName(const std::string& disk_name) const;
   std::optional<VolumeRow> FindByVolumeId(const std::string& volume_id) const;
@@ -68,6 +70,7 @@ class VolumeStore {
   MirrorTable<std::string, VolumeRow> volumes_{&VolumeRow::volume_id};
   MirrorTable<int64_t, OperationRow> unfinished_;
   int64_t next_operation_id_ = 1;
+  std::function<int64_t()> wall_ms_;  // called on the loop thread only
   // Prepared at start; used by the store thread only afterwards.
   Statement update_, put_, remove_, begin_op_, finish_op_, prune_;
   BatchListener listener_;  // last: commits what is pending before the statements go

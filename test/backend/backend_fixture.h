@@ -1,6 +1,10 @@
 // Test support for the Oxide client: a gtest fixture with a fresh oxide-sim process, a libuv
-// loop run by the test thread (which is the client's loop thread), the client, and helpers to
-// wait for callbacks and to read the simulator's request log. gtest main thread only.
+// loop run by the test thread (which is the client's loop thread), a ManualClock for every timer
+// of the code under test (retries, polling, backoff), the client, and helpers to wait for
+// callbacks and to read the simulator's request log. The clock moves only when the loop is idle
+// (no HTTP request or worker-pool job outstanding): then it jumps to the next timer, so no test
+// waits for a timer in wall time, and real answers always arrive before a timer that would
+// follow them. gtest main thread only.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,6 +20,7 @@
 #include "backend/oxide_client.h"
 #include "http_client.h"
 #include "sim_process.h"
+#include "support/manual_clock.h"
 
 namespace backend_test {
 
@@ -38,9 +43,15 @@ class BackendTest : public ::testing::Test {
   // Replaces the client (and its transports) with one built from `config`.
   void Rebuild(const ClientConfig& config);
 
-  // Runs the loop until `finished()` or `limit`; false on timeout.
+  // Runs the loop until `finished()`, advancing the clock to the next timer whenever the loop is
+  // idle. False when `limit` of wall time passes first (a guard against a hung test only).
   bool RunUntil(const std::function<bool()>& finished,
                 std::chrono::milliseconds limit = std::chrono::seconds(30));
+  // Lets `span` of clock time pass: every timer due meanwhile runs in turn, each once the loop is
+  // idle, and real events (HTTP answers) are waited for. Replaces "run the loop for a while".
+  void Elapse(std::chrono::milliseconds span);
+  // Something real is outstanding (an HTTP request, worker-pool work): the clock must not move.
+  virtual bool Busy();
 
   template <typename T>
   StatusOr<T> Await(const std::function<void(Done<T>)>& call) {
@@ -66,8 +77,13 @@ class BackendTest : public ::testing::Test {
   sim_test::SimProcess& sim() { return *sim_; }
   sim_test::HttpClient& control() { return *control_; }
   uv_loop_t* loop() { return &loop_; }
+  oxide::testing::ManualClock& clock() { return clock_; }
+
+  // Runs the loop without blocking until Busy() is false (or `limit` passes); false on timeout.
+  bool RunUntilIdle(std::chrono::milliseconds limit = std::chrono::seconds(30));
 
   uv_loop_t loop_{};
+  oxide::testing::ManualClock clock_;
   std::unique_ptr<sim_test::SimProcess> sim_;
   std::unique_ptr<sim_test::HttpClient> control_;
   std::unique_ptr<OxideClient> client_;

@@ -20,7 +20,7 @@ class TransportTest : public BackendTest {
     auto curl = std::make_unique<CurlMultiTransport>(loop(), options);
     CurlMultiTransport* raw = curl.get();
     auto retrying =
-        std::make_unique<RetryingTransport>(loop(), std::move(curl), DefaultConfig().retry);
+        std::make_unique<RetryingTransport>(&clock(), std::move(curl), DefaultConfig().retry);
     client_ = std::make_unique<OxideClient>(std::move(retrying), "demo", options.token);
     return raw;
   }

@@ -35,12 +35,18 @@ void EngineTest::Restart() {
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   db_ = std::move(*opened);
   commit_ = std::make_unique<oxide::store::GroupCommit>(loop(), db_.get());
-  store_ = std::make_unique<oxide::store::VolumeStore>(db_.get(), commit_.get());
+  store_ = std::make_unique<oxide::store::VolumeStore>(db_.get(), commit_.get(),
+                                                       [this] { return clock().WallMillis(); });
   EngineOptions options;
   options.poll_first = std::chrono::milliseconds(20);
   options.poll_max = std::chrono::milliseconds(100);
   options.recovery_retry_max = std::chrono::milliseconds(200);
-  engine_ = std::make_unique<VolumeEngine>(loop(), &client(), store_.get(), commit_.get(), options);
+  engine_ =
+      std::make_unique<VolumeEngine>(&clock(), &client(), store_.get(), commit_.get(), options);
+}
+
+bool EngineTest::Busy() {
+  return BackendTest::Busy() || (commit_ && commit_->batches_in_flight() > 0);
 }
 
 CreateSpec EngineTest::Spec(const std::string& co_name, uint64_t gib) {

@@ -1,7 +1,7 @@
-// Test support for the volume engine: the Oxide client fixture (a real oxide-sim on loopback and
-// a loop run by the test thread) plus a real SQLite state database, group commit, volume store
-// and the engine. Helpers craft unfinished journal entries for the recovery tests.
-// gtest main thread only (it is the loop thread).
+// Test support for the volume engine: the Oxide client fixture (a real oxide-sim on loopback, a
+// loop run by the test thread and the ManualClock every timer runs on) plus a real SQLite state
+// database, group commit, volume store and the engine. Helpers craft unfinished journal entries for
+// the recovery tests. gtest main thread only (it is the loop thread).
 #pragma once
 
 #include <memory>
@@ -32,6 +32,8 @@ class EngineTest : public backend_test::BackendTest {
 
   // Destroys and rebuilds engine, store and database handle on the same file (a restart).
   void Restart();
+  // Also busy while a commit is running on the store thread.
+  bool Busy() override;
 
   CreateSpec Spec(const std::string& co_name, uint64_t gib = 1);
   OperationResult CreateNow(const CreateSpec& spec, const std::string& fingerprint = "fp");

@@ -15,6 +15,7 @@
 #include "store/group_commit.h"
 #include "store/node_volume_store.h"
 #include "store/state_db.h"
+#include "support/manual_clock.h"
 #include "support/temp_dir.h"
 
 namespace engine_test {
@@ -38,7 +39,7 @@ class NodeVolumeEngineTest : public ::testing::Test {
     store_ = std::make_unique<oxide::store::NodeVolumeStore>(db_.get(), commit_.get());
     // No wait: a device that is not there is NOT_FOUND at once (the waiting itself is
     // DeviceWaiter's and is tested with the real plugin in test/node).
-    waiter_ = std::make_unique<DeviceWaiter>(loop_.uv(), &os_, std::chrono::seconds(0));
+    waiter_ = std::make_unique<DeviceWaiter>(loop_.uv(), &clock_, &os_, std::chrono::seconds(0));
     engine_ = std::make_unique<NodeVolumeEngine>(loop_.uv(), &os_, waiter_.get(), store_.get(),
                                                  commit_.get());
     os_.AddDevice(kSerial, "nvme1n1", 1);
@@ -102,6 +103,7 @@ class NodeVolumeEngineTest : public ::testing::Test {
 
   oxide::testing::TempDir dir_;
   oxide::EventLoop loop_;
+  oxide::testing::ManualClock clock_;  // no timer runs: the device wait is 0 s
   FakeNodeOs os_{[this] { loop_.Post([] {}); }};
   std::unique_ptr<oxide::store::StateDb> db_;
   std::unique_ptr<oxide::store::GroupCommit> commit_;

@@ -172,7 +172,7 @@ TEST_F(RecoveryTest, AVolumeUnderRecoveryIsBusyAndOxideOutagesAreRetried) {
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(refused->code(), StatusCode::kAborted);
   EXPECT_NE(refused->message().find("recovery of delete"), std::string::npos);
-  RunUntil([] { return false; }, std::chrono::milliseconds(600));
+  Elapse(std::chrono::milliseconds(600));
   EXPECT_EQ(PendingEntries(), 1) << "still open while Oxide is unavailable";
   SetFaults(nlohmann::json::array());
   ASSERT_TRUE(Settle());

@@ -36,6 +36,10 @@ class SnapshotEngineTest : public backend_test::BackendTest {
     Restart();
   }
 
+  bool Busy() override {
+    return BackendTest::Busy() || (commit_ && commit_->batches_in_flight() > 0);
+  }
+
   void TearDown() override {
     Close();
     BackendTest::TearDown();
@@ -57,15 +61,16 @@ class SnapshotEngineTest : public backend_test::BackendTest {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     db_ = std::move(*opened);
     commit_ = std::make_unique<oxide::store::GroupCommit>(loop(), db_.get());
-    journal_ = std::make_unique<oxide::store::VolumeStore>(db_.get(), commit_.get());
+    journal_ = std::make_unique<oxide::store::VolumeStore>(db_.get(), commit_.get(),
+                                                           [this] { return clock().WallMillis(); });
     snapshots_ = std::make_unique<oxide::store::SnapshotStore>(db_.get(), commit_.get());
     SnapshotEngineOptions options;
     options.uploads.first = 100ms;
     options.uploads.max = 400ms;
     options.lookup_retry = 50ms;
     options.recovery_retry_max = 200ms;
-    engine_ = std::make_unique<SnapshotEngine>(loop(), &client(), journal_.get(), snapshots_.get(),
-                                               commit_.get(), options);
+    engine_ = std::make_unique<SnapshotEngine>(&clock(), &client(), journal_.get(),
+                                               snapshots_.get(), commit_.get(), options);
   }
 
   // A detached disk to take snapshots of; returns its id.
@@ -125,7 +130,7 @@ TEST_F(SnapshotEngineTest, ManyPendingSnapshotsArePolledWithListCalls) {
     uploads.Track(row);
   ClearRequestLog();
   // Five rounds' worth of time while everything is still creating.
-  RunUntil([] { return false; }, 1200ms);
+  Elapse(1200ms);
   EXPECT_EQ(uploads.tracking(), static_cast<size_t>(kSnapshots));
   EXPECT_GE(uploads.list_sweeps(), 2u);
   EXPECT_EQ(CountRequests("GET", "snapshot_view"), 0);
@@ -151,7 +156,7 @@ TEST_F(SnapshotEngineTest, AFewPendingSnapshotsAreAskedOneByOneAndFaultedOnesSet
   uploads.Track(second);
   ASSERT_TRUE(uploads.WhenSettled(first.snapshot_id,
                                   [&](const StatusOr<Snapshot>& s) { settled.push_back(s); }));
-  RunUntil([] { return false; }, 500ms);
+  Elapse(500ms);
   EXPECT_GE(CountRequests("GET", "snapshot_view"), 2);
   EXPECT_EQ(uploads.list_sweeps(), 0u);
   EXPECT_TRUE(settled.empty());
@@ -173,17 +178,16 @@ TEST_F(SnapshotEngineTest, CreateAnswersNotReadyByItsDeadlineThenReady) {
       .co_name = "answer", .snapshot_name = SnapshotNameFor("answer"), .source_volume_id = source};
   Freeze(spec.snapshot_name);
   std::optional<SnapshotResult> early;
-  auto started = std::chrono::steady_clock::now();
+  const auto started = clock().Now();
   engine_->Create(spec, started + 300ms, [&](const SnapshotResult& r) { early = r; });
   ASSERT_TRUE(RunUntil([&] { return early.has_value(); }, 5s));
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 1s);
+  EXPECT_LE(clock().Now() - started, 300ms) << "answered by its deadline";
   ASSERT_TRUE(early->ok()) << early->status().ToString();
   EXPECT_EQ((*early)->state, "creating");
   EXPECT_TRUE(engine_->uploads().IsTracking((*early)->id));
   Freeze(spec.snapshot_name, false);
   std::optional<SnapshotResult> later;
-  engine_->Create(spec, std::chrono::steady_clock::now() + 5s,
-                  [&](const SnapshotResult& r) { later = r; });
+  engine_->Create(spec, clock().Now() + 5s, [&](const SnapshotResult& r) { later = r; });
   ASSERT_TRUE(RunUntil([&] { return later.has_value(); }, 6s));
   ASSERT_TRUE(later->ok());
   EXPECT_EQ((*later)->state, "ready");
@@ -205,8 +209,7 @@ TEST_F(SnapshotEngineTest, AnOutcomeThatCouldNotBeRecordedIsReconciledOnceTheDis
                     .source_volume_id = source};
   std::optional<SnapshotResult> result;
   const uint64_t commits = commit_->stats().commits;
-  engine_->Create(spec, std::chrono::steady_clock::now() + 10s,
-                  [&](const SnapshotResult& r) { result = r; });
+  engine_->Create(spec, clock().Now() + 10s, [&](const SnapshotResult& r) { result = r; });
   ASSERT_TRUE(RunUntil([&] { return commit_->stats().commits > commits; }, 5s));  // intent
   oxide::testing::FaultyVfs::FailWrites(true);  // then the disk is full
   ASSERT_TRUE(RunUntil([&] { return result.has_value(); }, 10s));
@@ -223,8 +226,7 @@ TEST_F(SnapshotEngineTest, AnOutcomeThatCouldNotBeRecordedIsReconciledOnceTheDis
       10s));  // reconciled and recorded
   EXPECT_EQ(RowState(spec.snapshot_name), "ready");
   std::optional<SnapshotResult> retried;
-  engine_->Create(spec, std::chrono::steady_clock::now() + 5s,
-                  [&](const SnapshotResult& r) { retried = r; });
+  engine_->Create(spec, clock().Now() + 5s, [&](const SnapshotResult& r) { retried = r; });
   ASSERT_TRUE(RunUntil([&] { return retried.has_value(); }, 6s));
   ASSERT_TRUE(retried->ok()) << retried->status().ToString();
   EXPECT_EQ(CountRequests("POST", "snapshot_create"), 1) << "Oxide took the snapshot once";
@@ -281,7 +283,7 @@ TEST_F(SnapshotEngineTest, RecoveryWaitsOutAnOxideOutageAndThenClosesTheEntry) {
   Restart();
   EXPECT_EQ(engine_->RecoverUnfinished(), 1u);
   // Past the first recovery retry (1 s after the first attempt gave up), which fails too.
-  RunUntil([] { return false; }, 1500ms);
+  Elapse(1500ms);
   EXPECT_EQ(JournalEntryState(*commit_, *db_, entry), "pending")
       << "still open while Oxide is unavailable";
   SetFaults(nlohmann::json::array());

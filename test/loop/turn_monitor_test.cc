@@ -100,7 +100,7 @@ TEST_F(TurnMonitorTest, ATurnWhoseWaitASignalInterruptedIsLeftUnmeasured) {
            {[&] {
               child = fork();
               if (child == 0) {
-                usleep(150'000);
+                usleep(150'000);  // the child's exit (SIGCHLD) must land inside a loop wait
                 _exit(0);
               }
             },

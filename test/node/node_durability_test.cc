@@ -81,8 +81,8 @@ class NodeDurabilityTest : public ::testing::Test {
                            .capability = "mount:ext4",
                            .readonly = false});
     }
-    node_ =
-        std::make_unique<csi_adapter::NodeService>(settings_, &loop_, db_.get(), 12, commit_.get());
+    node_ = std::make_unique<csi_adapter::NodeService>(settings_, &loop_, &clock_, db_.get(), 12,
+                                                       commit_.get());
     return target;
   }
   std::string PublicationState(const std::string& target) {
@@ -96,6 +96,7 @@ class NodeDurabilityTest : public ::testing::Test {
   oxide::testing::TempDir dir_;
   Settings settings_;
   EventLoop loop_;
+  LoopClock clock_{loop_.uv()};
   std::unique_ptr<store::StateDb> db_;
   std::unique_ptr<store::GroupCommit> commit_;
   std::unique_ptr<csi_adapter::NodeService> node_;
