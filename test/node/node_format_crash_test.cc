@@ -178,8 +178,10 @@ TEST_F(FormatCrashTest, AFormatKilledWithThePluginIsDoneAgainByTheRetry) {
     }
     // Fault injection, not a wait: the sleep *is* the moment of the kill, 20 or 60 ms past the
     // first data (the throttled mkfs writes on through it).
-    if (moment == Moment::kFirstDataPlus20) std::this_thread::sleep_for(20ms);
-    if (moment == Moment::kFirstDataPlus60) std::this_thread::sleep_for(60ms);
+    if (moment == Moment::kFirstDataPlus20 || moment == Moment::kFirstDataPlus60) {
+      // The kill moment under test; no event marks it (see above).
+      std::this_thread::sleep_for(moment == Moment::kFirstDataPlus20 ? 20ms : 60ms);
+    }
     KillPluginWithItsMkfs();
     EXPECT_FALSE(first.get().ok());
     if (HoldsData(disk.node())) ++left_data;
