@@ -154,7 +154,10 @@ TEST_F(NodeTest, WaitsForALateDeviceAndAbortsASecondCallMeanwhile) {
   LoopDisk& disk = AddDisk("", 64);  // attached, but not visible yet
   auto first = std::async(std::launch::async,
                           [&] { return Stage("vol-1", kDiskA, Path("s"), MountCapability()); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The stage has begun and waits (up to 2 s) for its device.
+  ASSERT_TRUE(
+      plugin_->WaitForLog("msg=\"staging volume\" volume_id=vol-1", std::chrono::seconds(10)))
+      << plugin_->Log();
   grpc::Status second = Stage("vol-1", kDiskA, Path("s"), MountCapability());
   EXPECT_EQ(second.error_code(), grpc::StatusCode::ABORTED) << second.error_message();
   grpc::Status publish = Publish("vol-1", Path("s"), Path("t"), MountCapability());
