@@ -33,6 +33,7 @@
 
 #include "support/controller_rig.h"
 #include "support/volume_driver.h"
+#include "support/wait_until.h"
 
 namespace oxide::testing {
 namespace {
@@ -261,7 +262,11 @@ class Killer {
   }
   // Stops killing and hands the (running) plugin back.
   std::unique_ptr<PluginProcess> Stop() {
-    stop_ = true;
+    {
+      std::lock_guard<std::mutex> lock(stop_mutex_);
+      stop_ = true;
+    }
+    stop_requested_.notify_all();
     thread_.join();
     return std::move(plugin_);
   }
@@ -279,11 +284,12 @@ class Killer {
     std::uniform_int_distribution<int> pause_ms(300, 1000);
     while (!stop_) {
       // The pause is the fault schedule itself (a kill at a random moment), not a wait for an
-      // event; it is slept in 10 ms steps so that Stop() ends it promptly.
-      auto wake = Clock::now() + milliseconds(pause_ms(rng_));
-      while (!stop_ && Clock::now() < wake)
-        std::this_thread::sleep_for(milliseconds(10));
-      if (stop_) return;
+      // event; Stop() ends it at once.
+      {
+        std::unique_lock<std::mutex> lock(stop_mutex_);
+        const auto wake = Clock::now() + milliseconds(pause_ms(rng_));
+        if (stop_requested_.wait_until(lock, wake, [this] { return stop_.load(); })) return;
+      }
       const bool alive = plugin_->running();  // when not, it is reaped: its pid is not ours
       if (!alive) {
         problems_.push_back("the plugin exited by itself before kill " +
@@ -335,6 +341,8 @@ class Killer {
   const std::vector<VolumePlan>* plans_;
   std::mt19937_64 rng_;
   std::thread thread_;
+  std::mutex stop_mutex_;
+  std::condition_variable stop_requested_;
   std::atomic<bool> stop_{false};
   int kills_ = 0;
   int mid_operation_kills_ = 0;
@@ -427,25 +435,43 @@ TEST(ControllerCrash, SigkillWhileTwoHundredVolumesComeAndGo) {
   plugin->Signal(SIGTERM);
   EXPECT_EQ(plugin->WaitExit(std::chrono::seconds(20)), 0) << "SIGTERM did not stop the plugin";
   plugin.reset();
-  plugin = rig.LaunchPlugin();
-  ASSERT_TRUE(plugin->WaitServing(rig.plugin().socket_path())) << plugin->Log();
-  // The database is locked while the plugin runs (locking_mode=EXCLUSIVE), so wait until
-  // recovery is over (it logs every entry it closes: its log stays quiet for 3 s), then stop.
-  const size_t log_before = plugin->Log().size();
-  auto quiet_since = Clock::now();
-  size_t log_size = log_before;
-  for (auto limit = Clock::now() + std::chrono::seconds(60);
-       Clock::now() < limit && Clock::now() - quiet_since < std::chrono::seconds(3);) {
-    std::this_thread::sleep_for(milliseconds(100));
-    if (size_t now = plugin->Log().size(); now != log_size) {
-      log_size = now;
-      quiet_since = Clock::now();
-    }
-  }
-  plugin->Signal(SIGTERM);
-  EXPECT_EQ(plugin->WaitExit(std::chrono::seconds(20)), 0) << "SIGTERM did not stop the plugin";
+  // What the last start has to reconcile: the volumes with journal entries still open. The
+  // recovery closes each volume's newest entry with one "reconciled ..." record (the older
+  // ones of that volume are closed as superseded, without one).
   const std::string db = rig.plugin().state_db();
   std::string db_error;
+  size_t open_volumes = 0, open_snapshots = 0;
+  for (const auto& row :
+       SqliteQuery(db,
+                   "SELECT substr(kind, 1, 9) = 'snapshot_', count(DISTINCT volume) FROM "
+                   "operations WHERE state = 'pending' GROUP BY 1",
+                   &db_error)) {
+    (row[0] == "1" ? open_snapshots : open_volumes) = std::stoul(row[1]);
+  }
+  EXPECT_TRUE(db_error.empty()) << db_error;
+  const size_t log_before = ReadFile(rig.plugin().log_path()).size();
+  plugin = rig.LaunchPlugin();
+  ASSERT_TRUE(plugin->WaitServing(rig.plugin().socket_path())) << plugin->Log();
+  // The database is locked while the plugin runs (locking_mode=EXCLUSIVE): wait until the
+  // recovery has logged every volume reconciled, then stop.
+  auto count = [&](const std::string& text) {
+    const std::string log = plugin->Log().substr(log_before);
+    size_t found = 0;
+    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1))
+      ++found;
+    return found;
+  };
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return count("msg=\"reconciled an unfinished operation\"") >= open_volumes &&
+               count("msg=\"reconciled an unfinished snapshot operation\"") >= open_snapshots;
+      },
+      std::chrono::seconds(60), milliseconds(20)))
+      << open_volumes << " volumes and " << open_snapshots
+      << " snapshots to reconcile; the plugin's log:\n"
+      << plugin->Log().substr(log_before);
+  plugin->Signal(SIGTERM);
+  EXPECT_EQ(plugin->WaitExit(std::chrono::seconds(20)), 0) << "SIGTERM did not stop the plugin";
   auto pending_count = [&] {
     auto rows =
         SqliteQuery(db, "SELECT count(*) FROM operations WHERE state = 'pending'", &db_error);

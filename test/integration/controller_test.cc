@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
-#include <thread>
 
 #include "controller_fixture.h"
 #include "support/controller_rig.h"
+#include "support/wait_until.h"
 
 namespace oxide::testing {
 namespace {
@@ -367,7 +367,11 @@ TEST_F(SlowAttachTest, AnotherCallOnABusyVolumeIsAbortedAndAnIdenticalOneJoins) 
   std::string node = Instance("node-busy");
   csi::v1::Volume volume = MustCreate("pvc-busy");
   auto first = std::async(std::launch::async, [&] { return Publish(volume.volume_id(), node); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // In flight: the simulator has done the attach and holds its answer for 1.5 s (a latency
+  // fault; the simulator cannot hold an attach until released: its freeze only parks timed
+  // transitions), while the calls below are made.
+  ASSERT_TRUE(WaitUntil([&] { return CountSimRequests("POST", "instance_disk_attach") == 1; },
+                        std::chrono::seconds(10)));
   ExpectCode(Unpublish(volume.volume_id(), node), StatusCode::ABORTED,
              "operation ControllerPublishVolume pending for volume " + volume.volume_id());
   ExpectCode(Delete(volume.volume_id()), StatusCode::ABORTED, "pending");
@@ -429,19 +433,24 @@ TEST_F(SlowAttachTest, AKilledPluginReconcilesItsJournalAtTheNextStart) {
   std::string node = Instance("node-crash");
   csi::v1::Volume volume = MustCreate("pvc-crash");
   auto pending = std::async(std::launch::async, [&] { return Publish(volume.volume_id(), node); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // Killed once the attach reached the simulator (its answer held there for 1.5 s): the
+  // publish is open in the journal and the disk is attached in Oxide.
+  ASSERT_TRUE(WaitUntil([&] { return CountSimRequests("POST", "instance_disk_attach") == 1; },
+                        std::chrono::seconds(10)));
   plugin_->Signal(SIGKILL);
   plugin_->WaitExit();
   pending.get();
   plugin_.reset();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the attach lands in Oxide
+  ASSERT_EQ(SimDisk(volume.volume_id())["state"]["instance"], node) << "the attach landed";
   StartPlugin();
   grpc::Status retried;
-  for (int attempt = 0; attempt < 50; ++attempt) {  // ABORTED while reconciling: retry
-    retried = Publish(volume.volume_id(), node);
-    if (retried.error_code() != StatusCode::ABORTED) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  // ABORTED while reconciling: retried, as a CO does, until the reconciliation is over.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        retried = Publish(volume.volume_id(), node);
+        return retried.error_code() != StatusCode::ABORTED;
+      },
+      std::chrono::seconds(15), std::chrono::milliseconds(50)));
   ASSERT_TRUE(retried.ok()) << retried.error_message();
   StopPlugin();
   EXPECT_NE(ReadFile(setup_->log_path()).find("reconciled an unfinished operation"),

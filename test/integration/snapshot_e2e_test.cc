@@ -14,9 +14,9 @@
 #include <filesystem>
 #include <functional>
 #include <random>
-#include <thread>
 
 #include "guest_volume_fixture.h"
+#include "support/wait_until.h"
 
 namespace oxide::testing {
 namespace {
@@ -76,23 +76,27 @@ class SnapshotE2E : public GuestVolumeTest {
     csi::v1::CreateSnapshotRequest request;
     request.set_name(name);
     request.set_source_volume_id(source);
-    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (int attempt = 1;; ++attempt) {
-      csi::v1::CreateSnapshotResponse response;
-      grpc::Status status =
-          controller_->CreateSnapshot(Call(call_timeout).get(), request, &response);
-      EXPECT_TRUE(status.ok()) << "attempt " << attempt << ": " << status.error_message() << "\n"
-                               << plugin_->Log();
-      if (!status.ok() || response.snapshot().ready_to_use()) return response.snapshot();
-      if (std::chrono::steady_clock::now() > give_up) {
-        ADD_FAILURE() << "snapshot " << response.snapshot().snapshot_id()
-                      << " not ready to use after " << attempt << " CreateSnapshot calls";
-        return response.snapshot();
-      }
-      if (not_ready != nullptr) ++*not_ready;
-      if (on_first_not_ready && attempt == 1) on_first_not_ready(response.snapshot());
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    int attempt = 0;
+    csi::v1::CreateSnapshotResponse response;
+    const bool answered = WaitUntil(
+        [&] {
+          ++attempt;
+          grpc::Status status =
+              controller_->CreateSnapshot(Call(call_timeout).get(), request, &response);
+          EXPECT_TRUE(status.ok())
+              << "attempt " << attempt << ": " << status.error_message() << "\n"
+              << plugin_->Log();
+          if (!status.ok() || response.snapshot().ready_to_use()) return true;
+          if (not_ready != nullptr) ++*not_ready;
+          if (on_first_not_ready && attempt == 1) on_first_not_ready(response.snapshot());
+          return false;
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(50));
+    if (!answered) {
+      ADD_FAILURE() << "snapshot " << response.snapshot().snapshot_id()
+                    << " not ready to use after " << attempt << " CreateSnapshot calls";
     }
+    return response.snapshot();
   }
 
   void SetSimConfig(const nlohmann::json& config) {

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "node_fixture.h"
+#include "support/wait_until.h"
 
 namespace oxide::testing {
 namespace {
@@ -123,24 +124,16 @@ class FormatCrashTest : public NodeTest {
   CpuThrottle throttle_{3};
 
   // Waits (up to 10 s) until mkfs has written something to `node`; false if it never did.
+  // Polled: writes to a block device raise no event (inotify sees none) to wait for.
   bool WaitForData(const std::string& node) {
-    for (int i = 0; i < 2000; ++i) {
-      if (HoldsData(node)) return true;
-      // A poll: writes to a block device raise no event (inotify sees none) to wait for.
-      std::this_thread::sleep_for(5ms);
-    }
-    return false;
+    return WaitUntil([&] { return HoldsData(node); }, 10s);
   }
 
-  // Waits (up to 10 s) until the plugin runs a child process: mkfs has started.
+  // Waits (up to 10 s) until the plugin runs a child process: mkfs has started. Polled: a fork
+  // in another process raises no event a test can wait for without the kernel's process
+  // connector (netlink, CAP_NET_ADMIN); the log line comes before mkfs.
   bool WaitForMkfs() {
-    for (int i = 0; i < 2000; ++i) {
-      if (!ChildrenOf(plugin_->pid()).empty()) return true;
-      // A poll: a fork in another process raises no event a test can wait for without the
-      // kernel's process connector (netlink, CAP_NET_ADMIN); the log line comes before mkfs.
-      std::this_thread::sleep_for(5ms);
-    }
-    return false;
+    return WaitUntil([&] { return !ChildrenOf(plugin_->pid()).empty(); }, 10s);
   }
 };
 

@@ -13,11 +13,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include "support/temp_dir.h"
+#include "support/wait_until.h"
 
 namespace oxide::testing {
 namespace {
@@ -93,15 +94,10 @@ ProcessResult RunProgram(const std::string& binary, const std::vector<std::strin
   close(out_fd);
   close(err_fd);
   ProcessResult result;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
   int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (!WaitChildExit(pid, timeout, &status)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
@@ -137,13 +133,9 @@ bool PluginProcess::running() {
 }
 
 bool PluginProcess::WaitServing(const std::string& socket_path, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (!running()) return false;
-    if (Connectable(socket_path)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
+  bool serving = false;
+  WaitUntil([&] { return !running() || (serving = Connectable(socket_path)); }, timeout);
+  return serving;
 }
 
 void PluginProcess::Signal(int signum) {
@@ -151,11 +143,8 @@ void PluginProcess::Signal(int signum) {
 }
 
 int PluginProcess::WaitExit(std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (running()) {
-    if (std::chrono::steady_clock::now() > deadline) return -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  if (!exited_ && WaitChildExit(pid_, timeout, &status_)) exited_ = true;
+  if (!exited_) return -1;
   return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
 }
 
@@ -167,21 +156,25 @@ bool PluginProcess::WaitForLog(const std::string& text, std::chrono::millisecond
   const int watch = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (watch < 0) return false;
   inotify_add_watch(watch, log_path_.c_str(), IN_MODIFY | IN_CLOSE_WRITE);
+  // Readable when the plugin exits; without a pidfd, the wait wakes once a second to notice.
+  const int exited = exited_ ? -1 : OpenPidFd(pid_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool found = false;
   // Checked after the watch exists, so a write between the check and the wait is not missed.
   while (!(found = Log().find(text) != std::string::npos) && running()) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
-    pollfd ready{watch, POLLIN, 0};
-    // Wakes for each write to the log; at least once a second, to notice a plugin that exited.
-    if (poll(&ready, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000))) > 0) {
+    pollfd ready[2] = {{watch, POLLIN, 0}, {exited, POLLIN, 0}};  // fd -1 is ignored
+    const int64_t wait_ms = exited >= 0 ? left.count() : std::min<int64_t>(left.count(), 1000);
+    if (poll(ready, 2, static_cast<int>(std::min<int64_t>(wait_ms, INT_MAX))) > 0 &&
+        (ready[0].revents & POLLIN) != 0) {
       char events[4096];
       while (read(watch, events, sizeof events) > 0) {
       }
     }
   }
+  if (exited >= 0) close(exited);
   close(watch);
   return found;
 }
