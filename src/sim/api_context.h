@@ -1,6 +1,7 @@
 // What an API handler gets: the parsed call (request, route params, query) with a reply
 // function, and the services it may use. Also the dropshot-style extractors (path, query,
-// body) and the auth check. Event-loop thread only.
+// body) and the auth check; they return ApiResult/ApiStatus and never throw.
+// Event-loop thread only.
 #pragma once
 
 #include <functional>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "api_error.h"
+#include "api_result.h"
 #include "http_types.h"
 #include "model.h"
 #include "names.h"
@@ -29,9 +31,9 @@ struct ApiCall {
   HttpRequest request;
   std::function<void(HttpResponse)> reply;  // set by the dispatcher; call exactly once
 
-  void respond_json(int status, const nlohmann::ordered_json& body) const;
-  void respond_empty(int status) const;
-  void respond_error(const ApiError& error) const;
+  void RespondJson(int status, const nlohmann::ordered_json& body) const;
+  void RespondEmpty(int status) const;
+  void RespondError(const ApiError& error) const;
 };
 using CallPtr = std::shared_ptr<ApiCall>;
 
@@ -46,21 +48,27 @@ struct Services {
   const AuthConfig& auth;
 };
 
-// Extractors; each throws the framework's 400 (no error_code).
-NameOrId path_name_or_id(const ApiCall& call, const std::string& key);
-std::optional<std::string> query_value(const ApiCall& call, const std::string& key);
-std::optional<NameOrId> query_name_or_id(const ApiCall& call, const std::string& key);
-NameOrId required_query_project(const ApiCall& call);
-nlohmann::json body_json(const ApiCall& call);
+// Extractors; each fails with the framework's 400 (no error_code).
+ApiResult<NameOrId> PathNameOrId(const ApiCall& call, const std::string& key);
+ApiResult<std::optional<std::string>> QueryValue(const ApiCall& call, const std::string& key);
+ApiResult<std::optional<NameOrId>> QueryNameOrId(const ApiCall& call, const std::string& key);
+ApiResult<NameOrId> RequiredQueryProject(const ApiCall& call);
+ApiResult<nlohmann::json> BodyJson(const ApiCall& call);
+
+// A body read by json_reader: its detail error becomes dropshot's "unable to parse JSON
+// body: ..." 400.
+template <typename T>
+ApiResult<T> BodyField(oxide::StatusOr<T> read) {
+  if (!read.ok()) return bad_json_body(read.status().message());
+  return std::move(read).value();
+}
+ApiStatus BodyCheck(const oxide::Status& read);
 
 // 401 unless the request carries "Authorization: Bearer <the configured token>".
-void authenticate(const Services& services, const ApiCall& call);
+ApiStatus Authenticate(const Services& services, const ApiCall& call);
 
 // Answers a delete whose record is already gone: 204 at once in async mode, otherwise after the
 // delete saga's delay (the resource stays freezable under `key` meanwhile).
-void respond_after_delete_saga(Services& services, const CallPtr& call, ResourceKey key);
-
-// Runs `body`, turning a thrown ApiError into the error reply. For deferred steps.
-void reply_on_error(const CallPtr& call, const std::function<void()>& body);
+void RespondAfterDeleteSaga(Services& services, const CallPtr& call, ResourceKey key);
 
 }  // namespace oxide_sim

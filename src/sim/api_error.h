@@ -1,5 +1,6 @@
 // Oxide error values and their HTTP form {request_id, error_code?, message}.
-// Handlers throw ApiError; the dispatcher turns it into a response. Any thread.
+// Handlers return ApiError (in an ApiResult/ApiStatus, api_result.h); the model/rules layer
+// still throws it (see api_handlers.h). The dispatcher turns it into a response. Any thread.
 #pragma once
 
 #include <optional>

@@ -30,23 +30,25 @@ struct InstanceParams {
   bool jumbo = false;
 };
 
-Attachment read_attachment(const nlohmann::json& value) {
-  ObjectReader reader(value, "InstanceDiskAttachment");
+oxide::StatusOr<Attachment> ReadAttachment(const nlohmann::json& value) {
+  SIM_ASSIGN_OR_RETURN(ObjectReader reader, ObjectReader::Open(value, "InstanceDiskAttachment"));
   Attachment out;
-  out.create = reader.variant("type", {"create", "attach"}) == "create";
+  std::string type;
+  SIM_ASSIGN_OR_RETURN(type, reader.Variant("type", {"create", "attach"}));
+  out.create = type == "create";
   if (out.create) {
-    out.params = read_disk_create(reader);
+    SIM_ASSIGN_OR_RETURN(out.params, ReadDiskCreate(reader));
     out.name = out.params.name;
   } else {
-    out.name = reader.name("name");
+    SIM_ASSIGN_OR_RETURN(out.name, reader.Name("name"));
   }
-  reader.finish({"type"});
+  SIM_RETURN_IF_ERROR(reader.Finish({"type"}));
   return out;
 }
 
 // The Hostname pattern of nexus-subset.json: dot-separated labels of [A-Za-z0-9-] that start
 // with a letter or digit and do not end in '-'; at most 253 bytes.
-bool valid_hostname(const std::string& text) {
+bool ValidHostname(const std::string& text) {
   if (text.empty() || text.size() > 253) return false;
   size_t start = 0;
   while (true) {
@@ -64,59 +66,61 @@ bool valid_hostname(const std::string& text) {
   }
 }
 
-InstanceParams read_instance_create(const nlohmann::json& body) {
-  ObjectReader reader(body, "InstanceCreate");
+oxide::StatusOr<InstanceParams> ReadInstanceCreate(const nlohmann::json& body) {
+  SIM_ASSIGN_OR_RETURN(ObjectReader reader, ObjectReader::Open(body, "InstanceCreate"));
   InstanceParams params;
-  params.name = reader.name("name");
-  params.description = reader.description("description");
-  params.hostname = reader.string("hostname");
-  if (!valid_hostname(params.hostname)) {
-    throw BodyError("invalid hostname \"" + params.hostname + "\": must be a RFC 1035 hostname");
+  SIM_ASSIGN_OR_RETURN(params.name, reader.Name("name"));
+  SIM_ASSIGN_OR_RETURN(params.description, reader.Description("description"));
+  SIM_ASSIGN_OR_RETURN(params.hostname, reader.String("hostname"));
+  if (!ValidHostname(params.hostname)) {
+    return BodyError("invalid hostname \"" + params.hostname + "\": must be a RFC 1035 hostname");
   }
-  params.ncpus = reader.u64("ncpus", "u16");
-  params.memory = reader.u64("memory");
-  params.start = reader.boolean("start", true);
-  if (reader.has("boot_disk")) params.boot_disk = read_attachment(*reader.raw("boot_disk"));
-  if (const nlohmann::json* disks = reader.raw("disks"); disks != nullptr && !disks->is_null()) {
-    if (!disks->is_array())
-      throw BodyError("invalid type: " + describe_unexpected(*disks) + ", expected a sequence");
-    for (const auto& item : *disks)
-      params.disks.push_back(read_attachment(item));
+  SIM_ASSIGN_OR_RETURN(params.ncpus, reader.U64("ncpus", "u16"));
+  SIM_ASSIGN_OR_RETURN(params.memory, reader.U64("memory"));
+  SIM_ASSIGN_OR_RETURN(params.start, reader.Boolean("start", true));
+  if (reader.Has("boot_disk")) {
+    SIM_ASSIGN_OR_RETURN(params.boot_disk, ReadAttachment(*reader.Raw("boot_disk")));
   }
-  if (reader.has("auto_restart_policy")) {
-    params.restart_policy =
-        check_variant(*reader.raw("auto_restart_policy"), {"never", "best_effort"});
+  if (const nlohmann::json* disks = reader.Raw("disks"); disks != nullptr && !disks->is_null()) {
+    if (!disks->is_array()) {
+      return BodyError("invalid type: " + DescribeUnexpected(*disks) + ", expected a sequence");
+    }
+    for (const auto& item : *disks) {
+      SIM_ASSIGN_OR_RETURN(Attachment attachment, ReadAttachment(item));
+      params.disks.push_back(std::move(attachment));
+    }
   }
-  if (reader.has("cpu_platform")) {
-    params.cpu_platform =
-        check_variant(*reader.raw("cpu_platform"), {"amd_milan", "amd_turin", "amd_turin_v2"});
+  if (reader.Has("auto_restart_policy")) {
+    SIM_ASSIGN_OR_RETURN(params.restart_policy, CheckVariant(*reader.Raw("auto_restart_policy"),
+                                                             {"never", "best_effort"}));
   }
-  params.jumbo = reader.boolean("enable_jumbo_frames", false);
-  reader.finish({"network_interfaces", "external_ips", "ssh_public_keys", "user_data",
-                 "anti_affinity_groups", "multicast_groups"});
+  if (reader.Has("cpu_platform")) {
+    SIM_ASSIGN_OR_RETURN(
+        params.cpu_platform,
+        CheckVariant(*reader.Raw("cpu_platform"), {"amd_milan", "amd_turin", "amd_turin_v2"}));
+  }
+  SIM_ASSIGN_OR_RETURN(params.jumbo, reader.Boolean("enable_jumbo_frames", false));
+  SIM_RETURN_IF_ERROR(reader.Finish({"network_interfaces", "external_ips", "ssh_public_keys",
+                                     "user_data", "anti_affinity_groups", "multicast_groups"}));
   return params;
 }
 
 }  // namespace
 
-void instance_create(Services& services, const CallPtr& call) {
-  const NameOrId project_selector = required_query_project(*call);
-  const nlohmann::json body = body_json(*call);
-  InstanceParams params;
-  try {
-    params = read_instance_create(body);
-  } catch (const BodyError& problem) {
-    throw bad_json_body(problem.what());
-  }
-  authenticate(services, *call);
+ApiStatus instance_create(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const NameOrId project_selector, RequiredQueryProject(*call));
+  SIM_ASSIGN_OR_RETURN(const nlohmann::json body, BodyJson(*call));
+  SIM_ASSIGN_OR_RETURN(const InstanceParams params, BodyField(ReadInstanceCreate(body)));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   Model& model = services.model;
   const Project& project = model.select_project(project_selector);
   check_instance_size(params.ncpus, params.memory);
   std::vector<Attachment> all = params.disks;
   if (params.boot_disk) all.insert(all.begin(), *params.boot_disk);
-  if (all.size() > kMaxDisks) throw invalid_request("cannot attach more than 12 disks to instance");
+  if (all.size() > kMaxDisks)
+    return invalid_request("cannot attach more than 12 disks to instance");
   if (model.instance_named(project.id, params.name) != nullptr) {
-    throw already_exists("instance", params.name);
+    return already_exists("instance", params.name);
   }
   // Check every attachment before changing anything.
   std::vector<Disk> new_disks;
@@ -129,12 +133,12 @@ void instance_create(Services& services, const CallPtr& call) {
       continue;
     }
     const Disk* disk = model.disk_named(project.id, item.name);
-    if (disk == nullptr) throw object_not_found("disk", true, item.name);
+    if (disk == nullptr) return object_not_found("disk", true, item.name);
     if (disk->state != "detached") {
-      throw invalid_request("cannot attach disk \"" + disk->name + "\": " +
-                            (disk_state_has_instance(disk->state)
-                                 ? std::string("disk is attached to another instance")
-                                 : "invalid state " + disk->state));
+      return invalid_request("cannot attach disk \"" + disk->name + "\": " +
+                             (disk_state_has_instance(disk->state)
+                                  ? std::string("disk is attached to another instance")
+                                  : "invalid state " + disk->state));
     }
     attach_ids.push_back(disk->id);
   }
@@ -176,21 +180,22 @@ void instance_create(Services& services, const CallPtr& call) {
     model.put(instance);
   }
   const bool async = model.timing.async_mode;
-  if (async) call->respond_json(201, to_api_json(instance));
+  if (async) call->RespondJson(201, to_api_json(instance));
   const std::string id = instance.id;
   const bool start = params.start;
-  services.timeline.run(model.timing.instance_delay_ms, {"instance", id, instance.name},
+  services.timeline.Run(model.timing.instance_delay_ms, {"instance", id, instance.name},
                         [&services, call, id, start, async]() {
                           Instance* current = services.model.instance(id);
                           if (current == nullptr || current->run_state != "creating") {
-                            if (!async) call->respond_error(internal_error());
+                            if (!async) call->RespondError(internal_error());
                             return;
                           }
                           set_run_state(services, *current, start ? "starting" : "stopped");
                           const nlohmann::ordered_json created = to_api_json(*current);
                           if (start) schedule_run_state(services, id, "starting", "running");
-                          if (!async) call->respond_json(201, created);
+                          if (!async) call->RespondJson(201, created);
                         });
+  return ApiStatus::Ok();
 }
 
 }  // namespace oxide_sim

@@ -4,24 +4,25 @@
 #include "clock.h"
 #include "instance_lifecycle.h"
 #include "json_reader.h"
+#include "model_errors.h"
 #include "pagination.h"
 
 namespace oxide_sim {
 
-void instance_create(Services& services, const CallPtr& call);  // api_instance_create.cc
+ApiStatus instance_create(Services& services, const CallPtr& call);  // api_instance_create.cc
 
 namespace {
 
-Instance& selected_instance(Services& services, const CallPtr& call) {
-  const NameOrId selector = path_name_or_id(*call, "instance");
-  const auto project = query_name_or_id(*call, "project");
-  authenticate(services, *call);
-  return services.model.select_instance(selector, project);
+ApiResult<Instance*> SelectedInstance(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const NameOrId selector, PathNameOrId(*call, "instance"));
+  SIM_ASSIGN_OR_RETURN(const std::optional<NameOrId> project, QueryNameOrId(*call, "project"));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
+  return &services.model.select_instance(selector, project);
 }
 
-void instance_list(Services& services, const CallPtr& call) {
-  PageRequest page = parse_page_request(*call, true);
-  authenticate(services, *call);
+ApiStatus instance_list(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(PageRequest page, ParsePageRequest(*call, true));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   const Project& project = services.model.select_project(*page.project);
   std::vector<PageEntry> entries;
   for (const auto& [id, instance] : services.model.instances) {
@@ -29,48 +30,50 @@ void instance_list(Services& services, const CallPtr& call) {
       entries.push_back({instance.name, instance.id, to_api_json(instance)});
     }
   }
-  call->respond_json(200, build_page(std::move(entries), page));
+  call->RespondJson(200, BuildPage(std::move(entries), page));
+  return ApiStatus::Ok();
 }
 
-void instance_view(Services& services, const CallPtr& call) {
-  call->respond_json(200, to_api_json(selected_instance(services, call)));
+ApiStatus instance_view(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const Instance* instance, SelectedInstance(services, call));
+  call->RespondJson(200, to_api_json(*instance));
+  return ApiStatus::Ok();
 }
 
-void instance_update(Services& services, const CallPtr& call) {
-  const NameOrId selector = path_name_or_id(*call, "instance");
-  const auto project = query_name_or_id(*call, "project");
-  const nlohmann::json body = body_json(*call);
+ApiStatus instance_update(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const NameOrId selector, PathNameOrId(*call, "instance"));
+  SIM_ASSIGN_OR_RETURN(const std::optional<NameOrId> project, QueryNameOrId(*call, "project"));
+  SIM_ASSIGN_OR_RETURN(const nlohmann::json body, BodyJson(*call));
   uint64_t ncpus = 0, memory = 0;
   std::optional<NameOrId> boot_disk;
   std::optional<std::string> restart_policy, cpu_platform;
   bool jumbo = false;
-  try {
-    ObjectReader reader(body, "InstanceUpdate");
-    for (const char* key : {"auto_restart_policy", "boot_disk", "cpu_platform"}) {
-      if (reader.raw(key) == nullptr) throw BodyError(std::string("missing field `") + key + "`");
-    }
-    ncpus = reader.u64("ncpus", "u16");
-    memory = reader.u64("memory");
-    boot_disk = reader.optional_name_or_id("boot_disk");
-    if (reader.has("auto_restart_policy")) {
-      restart_policy = check_variant(*reader.raw("auto_restart_policy"), {"never", "best_effort"});
-    }
-    if (reader.has("cpu_platform")) {
-      cpu_platform =
-          check_variant(*reader.raw("cpu_platform"), {"amd_milan", "amd_turin", "amd_turin_v2"});
-    }
-    jumbo = reader.boolean("enable_jumbo_frames");
-    reader.raw("multicast_groups");
-    reader.finish();
-  } catch (const BodyError& problem) {
-    throw bad_json_body(problem.what());
+  SIM_ASSIGN_OR_RETURN(ObjectReader reader, BodyField(ObjectReader::Open(body, "InstanceUpdate")));
+  for (const char* key : {"auto_restart_policy", "boot_disk", "cpu_platform"}) {
+    if (reader.Raw(key) == nullptr)
+      return bad_json_body(std::string("missing field `") + key + "`");
   }
-  authenticate(services, *call);
+  SIM_ASSIGN_OR_RETURN(ncpus, BodyField(reader.U64("ncpus", "u16")));
+  SIM_ASSIGN_OR_RETURN(memory, BodyField(reader.U64("memory")));
+  SIM_ASSIGN_OR_RETURN(boot_disk, BodyField(reader.OptionalSelector("boot_disk")));
+  if (reader.Has("auto_restart_policy")) {
+    SIM_ASSIGN_OR_RETURN(restart_policy, BodyField(CheckVariant(*reader.Raw("auto_restart_policy"),
+                                                                {"never", "best_effort"})));
+  }
+  if (reader.Has("cpu_platform")) {
+    SIM_ASSIGN_OR_RETURN(cpu_platform,
+                         BodyField(CheckVariant(*reader.Raw("cpu_platform"),
+                                                {"amd_milan", "amd_turin", "amd_turin_v2"})));
+  }
+  SIM_ASSIGN_OR_RETURN(jumbo, BodyField(reader.Boolean("enable_jumbo_frames")));
+  reader.Raw("multicast_groups");
+  SIM_RETURN_IF_ERROR(BodyCheck(reader.Finish()));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   Model& model = services.model;
   Instance instance = model.select_instance(selector, project);
   const bool has_vmm = instance_has_vmm(instance.run_state);
   if (has_vmm && (ncpus != instance.ncpus || memory != instance.memory)) {
-    throw invalid_request("instance must be stopped to change CPU or memory");
+    return invalid_request("instance must be stopped to change CPU or memory");
   }
   check_instance_size(ncpus, memory);
   std::optional<std::string> boot_disk_id;
@@ -80,13 +83,13 @@ void instance_update(Services& services, const CallPtr& call) {
                            : model.select_disk(*boot_disk, NameOrId{true, instance.project_id});
     boot_disk_id = disk.id;
     if (boot_disk_id != instance.boot_disk_id) {
-      if (has_vmm) throw invalid_request("instance must be stopped to set boot disk");
+      if (has_vmm) return invalid_request("instance must be stopped to set boot disk");
       if (disk.state != "attached" || disk.instance_id != instance.id) {
-        throw invalid_request("boot disk must be attached to the instance");
+        return invalid_request("boot disk must be attached to the instance");
       }
     }
   } else if (instance.boot_disk_id && has_vmm) {
-    throw invalid_request("instance must be stopped to set boot disk");
+    return invalid_request("instance must be stopped to set boot disk");
   }
   instance.ncpus = static_cast<uint32_t>(ncpus);
   instance.memory = memory;
@@ -96,80 +99,89 @@ void instance_update(Services& services, const CallPtr& call) {
   instance.enable_jumbo_frames = jumbo;
   instance.time_modified = now_rfc3339();
   model.put(instance);
-  call->respond_json(200, to_api_json(instance));
+  call->RespondJson(200, to_api_json(instance));
+  return ApiStatus::Ok();
 }
 
-void instance_delete(Services& services, const CallPtr& call) {
-  const Instance instance = selected_instance(services, call);
+ApiStatus instance_delete(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const Instance* selected, SelectedInstance(services, call));
+  const Instance instance = *selected;
   if (instance.run_state != "stopped" && instance.run_state != "failed") {
-    throw invalid_request(
+    return invalid_request(
         "cannot delete instance: instance is running or has not yet fully stopped");
   }
   WriteBatch batch(services.model.store());
   detach_all_disks(services, instance.id);
   services.model.erase_instance(instance.id);
-  call->respond_empty(204);
+  call->RespondEmpty(204);
+  return ApiStatus::Ok();
 }
 
-void instance_start(Services& services, const CallPtr& call) {
-  Instance& instance = selected_instance(services, call);
+ApiStatus instance_start(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(Instance * selected, SelectedInstance(services, call));
+  Instance& instance = *selected;
   const std::string state = instance.run_state;
   if (state == "starting" || state == "running" || state == "rebooting" || state == "migrating") {
-    call->respond_json(202, to_api_json(instance));
-    return;
+    call->RespondJson(202, to_api_json(instance));
+    return ApiStatus::Ok();
   }
-  if (state == "stopping") throw conflict("instance must finish stopping before it can be started");
+  if (state == "stopping")
+    return conflict("instance must finish stopping before it can be started");
   if (state != "stopped") {
-    throw conflict("instance is in state " + state + " but it must be stopped to be started");
+    return conflict("instance is in state " + state + " but it must be stopped to be started");
   }
   set_run_state(services, instance, "starting");
   const nlohmann::ordered_json body = to_api_json(instance);
   schedule_run_state(services, instance.id, "starting", "running");
-  call->respond_json(202, body);
+  call->RespondJson(202, body);
+  return ApiStatus::Ok();
 }
 
-void instance_stop(Services& services, const CallPtr& call) {
-  Instance& instance = selected_instance(services, call);
+ApiStatus instance_stop(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(Instance * selected, SelectedInstance(services, call));
+  Instance& instance = *selected;
   const std::string state = instance.run_state;
   if (state == "creating") {
-    throw invalid_request("cannot change instance state while it is still being created");
+    return invalid_request("cannot change instance state while it is still being created");
   }
   if (state == "destroyed")
-    throw invalid_request("instance state cannot be changed from destroyed");
+    return invalid_request("instance state cannot be changed from destroyed");
   if (state == "failed") set_run_state(services, instance, "stopped");
   if (state == "stopped" || state == "stopping" || state == "failed") {
-    call->respond_json(202, to_api_json(instance));
-    return;
+    call->RespondJson(202, to_api_json(instance));
+    return ApiStatus::Ok();
   }
   set_run_state(services, instance, "stopping");
   const nlohmann::ordered_json body = to_api_json(instance);
   schedule_run_state(services, instance.id, "stopping", "stopped");
-  call->respond_json(202, body);
+  call->RespondJson(202, body);
+  return ApiStatus::Ok();
 }
 
-void instance_disk_list(Services& services, const CallPtr& call) {
-  const NameOrId selector = path_name_or_id(*call, "instance");
-  PageRequest page = parse_page_request(*call, false);
-  authenticate(services, *call);
+ApiStatus instance_disk_list(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const NameOrId selector, PathNameOrId(*call, "instance"));
+  SIM_ASSIGN_OR_RETURN(PageRequest page, ParsePageRequest(*call, false));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   const Instance& instance = services.model.select_instance(selector, page.project);
   std::vector<PageEntry> entries;
   for (const Disk* disk : services.model.disks_attached_to(instance.id)) {
     entries.push_back({disk->name, disk->id, to_api_json(*disk)});
   }
-  call->respond_json(200, build_page(std::move(entries), page));
+  call->RespondJson(200, BuildPage(std::move(entries), page));
+  return ApiStatus::Ok();
 }
 
 }  // namespace
 
-void register_instance_handlers(std::map<std::string, ApiHandler>& table) {
-  table["instance_list"] = &instance_list;
-  table["instance_create"] = &instance_create;
-  table["instance_view"] = &instance_view;
-  table["instance_update"] = &instance_update;
-  table["instance_delete"] = &instance_delete;
-  table["instance_start"] = &instance_start;
-  table["instance_stop"] = &instance_stop;
-  table["instance_disk_list"] = &instance_disk_list;
+void RegisterInstanceHandlers(std::map<std::string, ApiHandler>& table) {
+  table["instance_list"] = &CatchModelErrors<&instance_list>;
+  table["instance_create"] = &CatchModelErrors<&instance_create>;
+  table["instance_view"] = &CatchModelErrors<&instance_view>;
+  table["instance_update"] = &CatchModelErrors<&instance_update>;
+  table["instance_delete"] = &CatchModelErrors<&instance_delete>;
+  table["instance_start"] = &CatchModelErrors<&instance_start>;
+  table["instance_stop"] = &CatchModelErrors<&instance_stop>;
+  table["instance_disk_list"] = &CatchModelErrors<&instance_disk_list>;
 }
 
 }  // namespace oxide_sim

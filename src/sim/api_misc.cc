@@ -2,6 +2,7 @@
 #include "api_handlers.h"
 #include "clock.h"
 #include "json_reader.h"
+#include "model_errors.h"
 
 namespace oxide_sim {
 namespace {
@@ -10,12 +11,13 @@ namespace {
 constexpr const char* kUserId = "001de000-05e4-4000-8000-000000004007";
 constexpr const char* kSiloId = "001de000-5110-4000-8000-000000000001";
 
-void ping(Services&, const CallPtr& call) {
-  call->respond_json(200, {{"status", "ok"}});
+ApiStatus ping(Services&, const CallPtr& call) {
+  call->RespondJson(200, {{"status", "ok"}});
+  return ApiStatus::Ok();
 }
 
-void current_user_view(Services& services, const CallPtr& call) {
-  authenticate(services, *call);
+ApiStatus current_user_view(Services& services, const CallPtr& call) {
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   static const std::string created = now_rfc3339();
   nlohmann::ordered_json user;
   user["id"] = kUserId;
@@ -26,11 +28,12 @@ void current_user_view(Services& services, const CallPtr& call) {
   user["fleet_viewer"] = false;
   user["time_created"] = created;
   user["time_modified"] = created;
-  call->respond_json(200, user);
+  call->RespondJson(200, user);
+  return ApiStatus::Ok();
 }
 
-void utilization_view(Services& services, const CallPtr& call) {
-  authenticate(services, *call);
+ApiStatus utilization_view(Services& services, const CallPtr& call) {
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   const Model& model = services.model;
   nlohmann::ordered_json capacity;
   capacity["cpus"] = model.quota.cpus;
@@ -43,87 +46,88 @@ void utilization_view(Services& services, const CallPtr& call) {
   nlohmann::ordered_json out;
   out["capacity"] = capacity;
   out["provisioned"] = provisioned;
-  call->respond_json(200, out);
+  call->RespondJson(200, out);
+  return ApiStatus::Ok();
 }
 
-NameOrId project_path(const ApiCall& call) {
-  return path_name_or_id(call, "project");
+ApiResult<NameOrId> ProjectPath(const ApiCall& call) {
+  return PathNameOrId(call, "project");
 }
 
-void project_view(Services& services, const CallPtr& call) {
-  const NameOrId selector = project_path(*call);
-  authenticate(services, *call);
-  call->respond_json(200, to_api_json(services.model.select_project(selector)));
+ApiStatus project_view(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const NameOrId selector, ProjectPath(*call));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
+  call->RespondJson(200, to_api_json(services.model.select_project(selector)));
+  return ApiStatus::Ok();
 }
 
-void project_update(Services& services, const CallPtr& call) {
-  const NameOrId selector = project_path(*call);
-  const nlohmann::json body = body_json(*call);
-  std::optional<std::string> name, description;
-  try {
-    ObjectReader reader(body, "ProjectUpdate");
-    name = reader.optional_name("name");
-    description = reader.optional_string("description");
-    reader.finish();
-  } catch (const BodyError& problem) {
-    throw bad_json_body(problem.what());
-  }
-  authenticate(services, *call);
+ApiStatus project_update(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const NameOrId selector, ProjectPath(*call));
+  SIM_ASSIGN_OR_RETURN(const nlohmann::json body, BodyJson(*call));
+  SIM_ASSIGN_OR_RETURN(ObjectReader reader, BodyField(ObjectReader::Open(body, "ProjectUpdate")));
+  SIM_ASSIGN_OR_RETURN(const std::optional<std::string> name,
+                       BodyField(reader.OptionalName("name")));
+  SIM_ASSIGN_OR_RETURN(const std::optional<std::string> description,
+                       BodyField(reader.OptionalString("description")));
+  SIM_RETURN_IF_ERROR(BodyCheck(reader.Finish()));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   Model& model = services.model;
   Project project = model.select_project(selector);
   if (name && *name != project.name && model.project_by(NameOrId{false, *name}) != nullptr) {
-    throw already_exists("project", *name);
+    return already_exists("project", *name);
   }
   if (name) project.name = *name;
   if (description) project.description = *description;
   project.time_modified = now_rfc3339();
   model.put(project);
-  call->respond_json(200, to_api_json(project));
+  call->RespondJson(200, to_api_json(project));
+  return ApiStatus::Ok();
 }
 
-void project_delete(Services& services, const CallPtr& call) {
-  const NameOrId selector = project_path(*call);
-  authenticate(services, *call);
+ApiStatus project_delete(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const NameOrId selector, ProjectPath(*call));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   Model& model = services.model;
   const Project project = model.select_project(selector);
   for (const auto& [id, instance] : model.instances) {
     if (instance.project_id == project.id) {
-      throw invalid_request("project to be deleted contains a instance: " + instance.name);
+      return invalid_request("project to be deleted contains a instance: " + instance.name);
     }
   }
   for (const auto& [id, disk] : model.disks) {
     if (disk.project_id == project.id) {
-      throw invalid_request("project to be deleted contains a disk: " + disk.name);
+      return invalid_request("project to be deleted contains a disk: " + disk.name);
     }
   }
   for (const auto& [id, snapshot] : model.snapshots) {
     if (snapshot.project_id == project.id) {
-      throw invalid_request("project to be deleted contains a snapshot: " + snapshot.name);
+      return invalid_request("project to be deleted contains a snapshot: " + snapshot.name);
     }
   }
   model.erase_project(project.id);
-  call->respond_empty(204);
+  call->RespondEmpty(204);
+  return ApiStatus::Ok();
 }
 
 }  // namespace
 
-void register_misc_handlers(std::map<std::string, ApiHandler>& table) {
-  table["ping"] = &ping;
-  table["current_user_view"] = &current_user_view;
-  table["utilization_view"] = &utilization_view;
-  table["project_view"] = &project_view;
-  table["project_update"] = &project_update;
-  table["project_delete"] = &project_delete;
+void RegisterMiscHandlers(std::map<std::string, ApiHandler>& table) {
+  table["ping"] = &CatchModelErrors<&ping>;
+  table["current_user_view"] = &CatchModelErrors<&current_user_view>;
+  table["utilization_view"] = &CatchModelErrors<&utilization_view>;
+  table["project_view"] = &CatchModelErrors<&project_view>;
+  table["project_update"] = &CatchModelErrors<&project_update>;
+  table["project_delete"] = &CatchModelErrors<&project_delete>;
 }
 
-const std::map<std::string, ApiHandler>& api_handlers() {
+const std::map<std::string, ApiHandler>& ApiHandlers() {
   static const std::map<std::string, ApiHandler> table = [] {
     std::map<std::string, ApiHandler> all;
-    register_misc_handlers(all);
-    register_disk_handlers(all);
-    register_snapshot_handlers(all);
-    register_instance_handlers(all);
-    register_attach_handlers(all);
+    RegisterMiscHandlers(all);
+    RegisterDiskHandlers(all);
+    RegisterSnapshotHandlers(all);
+    RegisterInstanceHandlers(all);
+    RegisterAttachHandlers(all);
     return all;
   }();
   return table;

@@ -4,12 +4,14 @@
 #include "disk_rules.h"
 #include "guest_devices.h"
 #include "ids.h"
+#include "json_reader.h"
+#include "model_errors.h"
 #include "pagination.h"
 
 namespace oxide_sim {
 namespace {
 
-std::string camel_case(const std::string& snake) {
+std::string CamelCase(const std::string& snake) {
   std::string out;
   bool upper = true;
   for (char c : snake) {
@@ -23,9 +25,9 @@ std::string camel_case(const std::string& snake) {
   return out;
 }
 
-void snapshot_list(Services& services, const CallPtr& call) {
-  PageRequest page = parse_page_request(*call, true);
-  authenticate(services, *call);
+ApiStatus snapshot_list(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(PageRequest page, ParsePageRequest(*call, true));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   const Project& project = services.model.select_project(*page.project);
   std::vector<PageEntry> entries;
   for (const auto& [id, snapshot] : services.model.snapshots) {
@@ -33,26 +35,27 @@ void snapshot_list(Services& services, const CallPtr& call) {
       entries.push_back({snapshot.name, snapshot.id, to_api_json(snapshot)});
     }
   }
-  call->respond_json(200, build_page(std::move(entries), page));
+  call->RespondJson(200, BuildPage(std::move(entries), page));
+  return ApiStatus::Ok();
 }
 
-const Disk& source_disk(Model& model, const Project& project, const NameOrId& selector) {
+ApiResult<const Disk*> SourceDisk(Model& model, const Project& project, const NameOrId& selector) {
   if (!selector.is_id) {
     const Disk* disk = model.disk_named(project.id, selector.value);
-    if (disk == nullptr) throw object_not_found("disk", true, selector.value);
-    return *disk;
+    if (disk == nullptr) return object_not_found("disk", true, selector.value);
+    return disk;
   }
   const Disk* disk = model.disk(selector.value);
-  if (disk == nullptr) throw object_not_found("disk", false, selector.value);
+  if (disk == nullptr) return object_not_found("disk", false, selector.value);
   if (disk->project_id != project.id) {
-    throw invalid_request("can't create a snapshot of a disk in a different project");
+    return invalid_request("can't create a snapshot of a disk in a different project");
   }
-  return *disk;
+  return disk;
 }
 
 // Ends the snapshot saga: copy the data, mark ready, give the disk back.
-void finish_snapshot(Services& services, const CallPtr& call, const std::string& snapshot_id,
-                     bool answer) {
+void FinishSnapshot(Services& services, const CallPtr& call, const std::string& snapshot_id,
+                    bool answer) {
   Model& model = services.model;
   Snapshot* snapshot = model.snapshot(snapshot_id);
   if (snapshot == nullptr || snapshot->state != "creating") {
@@ -62,7 +65,7 @@ void finish_snapshot(Services& services, const CallPtr& call, const std::string&
         model.put(*disk);
       }
     }
-    if (answer) call->respond_error(internal_error());
+    if (answer) call->RespondError(internal_error());
     return;
   }
   WriteBatch batch(model.store());
@@ -76,44 +79,39 @@ void finish_snapshot(Services& services, const CallPtr& call, const std::string&
     disk->time_modified = snapshot->time_modified;
     model.put(*disk);
   }
-  if (answer) call->respond_json(201, to_api_json(*snapshot));
+  if (answer) call->RespondJson(201, to_api_json(*snapshot));
 }
 
-void snapshot_create(Services& services, const CallPtr& call) {
-  const NameOrId project_selector = required_query_project(*call);
-  const nlohmann::json body = body_json(*call);
-  std::string name, description;
-  NameOrId disk_selector;
-  try {
-    ObjectReader reader(body, "SnapshotCreate");
-    name = reader.name("name");
-    description = reader.description("description");
-    disk_selector = reader.name_or_id("disk");
-    reader.finish();
-  } catch (const BodyError& problem) {
-    throw bad_json_body(problem.what());
-  }
-  authenticate(services, *call);
+ApiStatus snapshot_create(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const NameOrId project_selector, RequiredQueryProject(*call));
+  SIM_ASSIGN_OR_RETURN(const nlohmann::json body, BodyJson(*call));
+  SIM_ASSIGN_OR_RETURN(ObjectReader reader, BodyField(ObjectReader::Open(body, "SnapshotCreate")));
+  SIM_ASSIGN_OR_RETURN(const std::string name, BodyField(reader.Name("name")));
+  SIM_ASSIGN_OR_RETURN(const std::string description, BodyField(reader.Description("description")));
+  SIM_ASSIGN_OR_RETURN(const NameOrId disk_selector, BodyField(reader.Selector("disk")));
+  SIM_RETURN_IF_ERROR(BodyCheck(reader.Finish()));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   Model& model = services.model;
   const Project& project = model.select_project(project_selector);
-  Disk disk = source_disk(model, project, disk_selector);
+  SIM_ASSIGN_OR_RETURN(const Disk* source, SourceDisk(model, project, disk_selector));
+  Disk disk = *source;
   if (disk.disk_type == "local") {
-    throw invalid_request("can't create a snapshot of a local storage disk");
+    return invalid_request("can't create a snapshot of a local storage disk");
   }
-  if (disk.read_only) throw invalid_request("can't create a snapshot of a read-only disk");
+  if (disk.read_only) return invalid_request("can't create a snapshot of a read-only disk");
   const Instance* owner = disk.state == "attached" ? model.instance(disk.instance_id) : nullptr;
   const bool vmm_path = owner != nullptr && instance_has_vmm(owner->run_state);
   if (vmm_path) {
     for (const auto& [id, other] : model.snapshots) {
       if (other.disk_id == disk.id && other.state == "creating") {
-        throw conflict("volume repair lock");
+        return conflict("volume repair lock");
       }
     }
   } else if (disk.state != "detached" && disk.state != "attached") {
-    throw service_unavailable();
+    return service_unavailable();
   }
   check_storage_quota(model, disk.size);
-  if (model.snapshot_named(project.id, name) != nullptr) throw already_exists("snapshot", name);
+  if (model.snapshot_named(project.id, name) != nullptr) return already_exists("snapshot", name);
 
   Snapshot snapshot;
   snapshot.id = new_uuid();
@@ -135,41 +133,44 @@ void snapshot_create(Services& services, const CallPtr& call) {
     }
   }
   const bool async = model.timing.async_mode;
-  if (async) call->respond_json(201, to_api_json(snapshot));
+  if (async) call->RespondJson(201, to_api_json(snapshot));
   const std::string id = snapshot.id;
-  services.timeline.run(
+  services.timeline.Run(
       model.timing.create_delay_ms, {"snapshot", id, name},
-      [&services, call, id, async]() { finish_snapshot(services, call, id, !async); });
+      [&services, call, id, async]() { FinishSnapshot(services, call, id, !async); });
+  return ApiStatus::Ok();
 }
 
-void snapshot_view(Services& services, const CallPtr& call) {
-  const NameOrId selector = path_name_or_id(*call, "snapshot");
-  const auto project = query_name_or_id(*call, "project");
-  authenticate(services, *call);
-  call->respond_json(200, to_api_json(services.model.select_snapshot(selector, project)));
+ApiStatus snapshot_view(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const NameOrId selector, PathNameOrId(*call, "snapshot"));
+  SIM_ASSIGN_OR_RETURN(const std::optional<NameOrId> project, QueryNameOrId(*call, "project"));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
+  call->RespondJson(200, to_api_json(services.model.select_snapshot(selector, project)));
+  return ApiStatus::Ok();
 }
 
-void snapshot_delete(Services& services, const CallPtr& call) {
-  const NameOrId selector = path_name_or_id(*call, "snapshot");
-  const auto project = query_name_or_id(*call, "project");
-  authenticate(services, *call);
+ApiStatus snapshot_delete(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const NameOrId selector, PathNameOrId(*call, "snapshot"));
+  SIM_ASSIGN_OR_RETURN(const std::optional<NameOrId> project, QueryNameOrId(*call, "project"));
+  SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   Model& model = services.model;
   const Snapshot snapshot = model.select_snapshot(selector, project);
   if (snapshot.state != "ready" && snapshot.state != "faulted") {
-    throw invalid_request("snapshot cannot be deleted in state " + camel_case(snapshot.state));
+    return invalid_request("snapshot cannot be deleted in state " + CamelCase(snapshot.state));
   }
   model.erase_snapshot(snapshot.id);
   services.guest.snapshot_deleted(snapshot.id);
-  respond_after_delete_saga(services, call, {"snapshot", snapshot.id, snapshot.name});
+  RespondAfterDeleteSaga(services, call, {"snapshot", snapshot.id, snapshot.name});
+  return ApiStatus::Ok();
 }
 
 }  // namespace
 
-void register_snapshot_handlers(std::map<std::string, ApiHandler>& table) {
-  table["snapshot_list"] = &snapshot_list;
-  table["snapshot_create"] = &snapshot_create;
-  table["snapshot_view"] = &snapshot_view;
-  table["snapshot_delete"] = &snapshot_delete;
+void RegisterSnapshotHandlers(std::map<std::string, ApiHandler>& table) {
+  table["snapshot_list"] = &CatchModelErrors<&snapshot_list>;
+  table["snapshot_create"] = &CatchModelErrors<&snapshot_create>;
+  table["snapshot_view"] = &CatchModelErrors<&snapshot_view>;
+  table["snapshot_delete"] = &CatchModelErrors<&snapshot_delete>;
 }
 
 }  // namespace oxide_sim

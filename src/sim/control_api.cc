@@ -41,7 +41,9 @@ std::string require_string(const nlohmann::json& body, const char* key) {
 }
 
 void check_name(const std::string& name) {
-  if (auto problem = name_error(name)) throw std::invalid_argument(*problem);
+  if (oxide::Status valid = ValidateName(name); !valid.ok()) {
+    throw std::invalid_argument(valid.message());
+  }
 }
 
 void check_run_state(const std::string& state) {
@@ -134,8 +136,34 @@ HttpResponse dump_state(Services& services) {
     out["instances"].push_back(instance_view(object));
   out["frozen"] = services.model.frozen;
   out["guest_devices"] = services.guest.visible_count();
-  out["pending_transitions"] = services.timeline.pending_count();
+  out["pending_transitions"] = services.timeline.PendingCount();
   return ordered_control_json(200, out);
+}
+
+// GET /__sim/clock, POST /__sim/clock/advance {"ms": N}: the manual clock of --manual-clock.
+HttpResponse clock_endpoint(Services& services, const std::string& method,
+                            const std::vector<std::string>& segments, const nlohmann::json& body) {
+  Timeline& timeline = services.timeline;
+  const bool advance = segments.size() == 3 && segments[2] == "advance" && method == "POST";
+  if (!advance && !(segments.size() == 2 && method == "GET")) {
+    return control_error(404, "no such control endpoint: " + method + " /__sim/clock" +
+                                  (segments.size() > 2 ? "/" + segments[2] : ""));
+  }
+  uint64_t ran = 0;
+  if (advance) {
+    if (!timeline.manual_clock()) {
+      return control_error(409, "the clock is not manual; start oxide-sim with --manual-clock");
+    }
+    auto ms = body.find("ms");
+    if (ms == body.end() || !ms->is_number_unsigned()) {
+      throw std::invalid_argument("\"ms\" (non-negative integer) is required");
+    }
+    ran = timeline.AdvanceManualClock(ms->get<uint64_t>());
+  }
+  return control_json(200, {{"manual", timeline.manual_clock()},
+                            {"now_ms", timeline.manual_now_ms()},
+                            {"steps_run", ran},
+                            {"pending_transitions", timeline.PendingCount()}});
 }
 
 HttpResponse route(ControlContext& context, const HttpRequest& request,
@@ -149,6 +177,7 @@ HttpResponse route(ControlContext& context, const HttpRequest& request,
   if (!body.is_object()) throw std::invalid_argument("the body must be a JSON object");
 
   if (what == "state" && method == "GET") return dump_state(services);
+  if (what == "clock") return clock_endpoint(services, method, segments, body);
   if (what == "reset" && method == "POST") {
     context.reset();
     return control_json(200, {{"reset", true}});
@@ -180,7 +209,7 @@ HttpResponse route(ControlContext& context, const HttpRequest& request,
     model.frozen.erase(target.kind + ":" + target.id);
     model.frozen.erase(target.kind + ":" + target.name);
     model.save_frozen();
-    services.timeline.release_unfrozen();
+    services.timeline.ReleaseUnfrozen();
     return control_json(200, {{"frozen", model.frozen}});
   }
   if (what == "fault" && method == "POST") {
@@ -200,7 +229,7 @@ HttpResponse route(ControlContext& context, const HttpRequest& request,
       set_run_state(services, model.instances.at(target.id), "failed");
     }
     services.guest.reconcile(model);
-    services.timeline.force(target.kind, target.id);
+    services.timeline.Force(target.kind, target.id);
     return control_json(200, {{"faulted", target.id}});
   }
   if (what == "faults" && method == "GET") return control_json(200, context.faults.to_json());
@@ -244,9 +273,8 @@ Instance create_sim_instance(Services& services, const nlohmann::json& spec) {
   const std::string project_name = require_string(spec, "project");
   const std::string name = require_string(spec, "name");
   check_name(name);
-  std::string problem;
-  auto selector = parse_name_or_id(project_name, &problem);
-  Project* project = selector ? model.project_by(*selector) : nullptr;
+  auto selector = ParseNameOrId(project_name);
+  Project* project = selector.ok() ? model.project_by(*selector) : nullptr;
   if (project == nullptr) throw std::out_of_range("project \"" + project_name + "\" not found");
   if (model.instance_named(project->id, name) != nullptr) {
     throw std::invalid_argument("instance \"" + name + "\" already exists");

@@ -1,5 +1,6 @@
 #include "disk_rules.h"
 
+#include "api_result.h"
 #include "clock.h"
 #include "ids.h"
 
@@ -9,44 +10,46 @@ namespace {
 constexpr uint64_t kMaxDistributed = 1023 * kGiB;
 constexpr uint64_t kMaxLocal = 10ULL * 1024 * 1024 * kGiB;  // 10 PiB
 
-uint32_t read_block_size(ObjectReader& reader) {
-  const uint64_t value = reader.u64("block_size", "u32");
+oxide::StatusOr<uint32_t> ReadBlockSize(ObjectReader& reader) {
+  uint64_t value = 0;
+  SIM_ASSIGN_OR_RETURN(value, reader.U64("block_size", "u32"));
   if (value != 512 && value != 2048 && value != 4096) {
-    throw BodyError("invalid block size " + std::to_string(value));
+    return BodyError("invalid block size " + std::to_string(value));
   }
   return static_cast<uint32_t>(value);
 }
 
-void read_source(const nlohmann::json& value, DiskCreateParams* params) {
-  ObjectReader source(value, "DiskSource");
-  params->source = source.variant("type", {"blank", "snapshot", "image", "importing_blocks"});
+oxide::Status ReadSource(const nlohmann::json& value, DiskCreateParams* params) {
+  SIM_ASSIGN_OR_RETURN(ObjectReader source, ObjectReader::Open(value, "DiskSource"));
+  SIM_ASSIGN_OR_RETURN(params->source,
+                       source.Variant("type", {"blank", "snapshot", "image", "importing_blocks"}));
   if (params->source == "blank" || params->source == "importing_blocks") {
-    params->block_size = read_block_size(source);
+    SIM_ASSIGN_OR_RETURN(params->block_size, ReadBlockSize(source));
   } else {
     const std::string id_key = params->source + "_id";
-    params->source_id = source.uuid(id_key);
-    params->read_only = source.boolean("read_only", false);
+    SIM_ASSIGN_OR_RETURN(params->source_id, source.Uuid(id_key));
+    SIM_ASSIGN_OR_RETURN(params->read_only, source.Boolean("read_only", false));
   }
-  source.finish();
+  return source.Finish();
 }
 
 }  // namespace
 
-DiskCreateParams read_disk_create(ObjectReader& reader) {
+oxide::StatusOr<DiskCreateParams> ReadDiskCreate(ObjectReader& reader) {
   DiskCreateParams params;
-  params.name = reader.name("name");
-  params.description = reader.description("description");
-  params.size = reader.u64("size");
-  const nlohmann::json* backend_value = reader.raw("disk_backend");
-  if (backend_value == nullptr) throw BodyError("missing field `disk_backend`");
-  ObjectReader backend(*backend_value, "DiskBackend");
-  params.backend = backend.variant("type", {"local", "distributed"});
+  SIM_ASSIGN_OR_RETURN(params.name, reader.Name("name"));
+  SIM_ASSIGN_OR_RETURN(params.description, reader.Description("description"));
+  SIM_ASSIGN_OR_RETURN(params.size, reader.U64("size"));
+  const nlohmann::json* backend_value = reader.Raw("disk_backend");
+  if (backend_value == nullptr) return BodyError("missing field `disk_backend`");
+  SIM_ASSIGN_OR_RETURN(ObjectReader backend, ObjectReader::Open(*backend_value, "DiskBackend"));
+  SIM_ASSIGN_OR_RETURN(params.backend, backend.Variant("type", {"local", "distributed"}));
   if (params.backend == "distributed") {
-    const nlohmann::json* source = backend.raw("disk_source");
-    if (source == nullptr) throw BodyError("missing field `disk_source`");
-    read_source(*source, &params);
+    const nlohmann::json* source = backend.Raw("disk_source");
+    if (source == nullptr) return BodyError("missing field `disk_source`");
+    SIM_RETURN_IF_ERROR(ReadSource(*source, &params));
   }
-  backend.finish();
+  SIM_RETURN_IF_ERROR(backend.Finish());
   return params;
 }
 

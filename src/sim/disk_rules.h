@@ -1,5 +1,7 @@
 // DiskCreate parsing and the disk-create checks of README §7, in the server's order.
-// Shared by POST /v1/disks and instance create's {"type":"create"} disks. Event-loop thread.
+// Shared by POST /v1/disks and instance create's {"type":"create"} disks. ReadDiskCreate
+// returns its errors; the checks (plan_new_disk, check_storage_quota) still throw
+// ApiError, caught by CatchModelErrors (model_errors.h). Event-loop thread.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,8 +24,8 @@ struct DiskCreateParams {
 };
 
 // Reads a DiskCreate body (or the fields of an InstanceDiskAttachment "create").
-// Throws BodyError with serde-style detail.
-DiskCreateParams read_disk_create(ObjectReader& reader);
+// Fails with serde-style detail (json_reader.h); does not throw.
+oxide::StatusOr<DiskCreateParams> ReadDiskCreate(ObjectReader& reader);
 
 // Applies checks 1-7 and returns the disk to insert (state and times set). Throws ApiError.
 // `extra_storage` is storage already planned in the same request (instance create).

@@ -1,5 +1,8 @@
 // The request pipeline: path checks, routing, fault injection, API-Version, handler,
 // and the reply wrapper (x-request-id, request log, injected latency/drop).
+// Every step returns its failure as a value (ApiResult/ApiStatus, or a struct with an error
+// field); nothing here throws or catches. Handlers return ApiStatus (see api_handlers.h for
+// how the still-throwing model layer is kept behind CatchModelErrors).
 #include <array>
 #include <cstdio>
 
@@ -14,8 +17,8 @@ namespace {
 constexpr const char* kApiVersion = "2026081901.0.0";
 
 // Parses MAJOR.MINOR.PATCH[-pre][+build]; nullopt + *error on failure.
-std::optional<std::array<unsigned long long, 3>> parse_semver(const std::string& text,
-                                                              std::string* error) {
+std::optional<std::array<unsigned long long, 3>> ParseSemver(const std::string& text,
+                                                             std::string* error) {
   static const char* kParts[] = {"major", "minor", "patch"};
   std::array<unsigned long long, 3> out{};
   size_t position = 0;
@@ -54,20 +57,20 @@ std::optional<std::array<unsigned long long, 3>> parse_semver(const std::string&
   return out;
 }
 
-std::optional<ApiError> check_api_version(const HttpRequest& request) {
+ApiStatus CheckApiVersion(const HttpRequest& request) {
   const std::string* header = request.header("api-version");
-  if (header == nullptr) return std::nullopt;
+  if (header == nullptr) return ApiStatus::Ok();
   std::string problem;
-  auto wanted = parse_semver(*header, &problem);
+  auto wanted = ParseSemver(*header, &problem);
   if (!wanted) return framework_error(400, "bad value for header \"api-version\": " + problem);
-  auto supported = parse_semver(kApiVersion, &problem);
+  auto supported = ParseSemver(kApiVersion, &problem);
   if (*wanted > *supported) {
     return framework_error(400, "server does not support this API version: " + *header);
   }
-  return std::nullopt;
+  return ApiStatus::Ok();
 }
 
-HttpResponse injected_error(int status, uint32_t retry_after_s, const std::string& request_id) {
+HttpResponse InjectedError(int status, uint32_t retry_after_s, const std::string& request_id) {
   if (status == 500) return error_response(internal_error(), request_id);
   if (status == 503) return error_response(service_unavailable(), request_id);
   ApiError throttled = framework_error(429, "Too Many Requests");
@@ -76,7 +79,7 @@ HttpResponse injected_error(int status, uint32_t retry_after_s, const std::strin
 }
 
 // Runs fn after ms on the loop (one-shot timer that frees itself).
-void run_after(uv_loop_t* loop, uint64_t ms, std::function<void()> fn) {
+void RunAfter(uv_loop_t* loop, uint64_t ms, std::function<void()> fn) {
   struct Job {
     uv_timer_t timer{};
     std::function<void()> fn;
@@ -98,8 +101,8 @@ void run_after(uv_loop_t* loop, uint64_t ms, std::function<void()> fn) {
 
 }  // namespace
 
-void Simulator::handle(HttpRequest&& request, Responder responder) {
-  PathSplit path = split_path(request.raw_path);
+void Simulator::Handle(HttpRequest&& request, Responder responder) {
+  PathSplit path = SplitPath(request.raw_path);
   if (!path.error.empty()) {
     HttpResponse response = error_response(bad_path(path.error), new_uuid());
     log_.add({0, request.method, request.raw_path, request.raw_query, "", response.status, ""});
@@ -107,18 +110,18 @@ void Simulator::handle(HttpRequest&& request, Responder responder) {
     return;
   }
   if (!path.segments.empty() && path.segments[0] == "__sim") {
-    auto query = parse_query(request.raw_query);
+    auto query = ParseQuery(request.raw_query);
     responder.send(handle_control(control_, request, path.segments, query.value_or(QueryPairs{})));
     return;
   }
-  handle_api(std::move(request), std::move(responder), std::move(path.segments));
+  HandleApi(std::move(request), std::move(responder), std::move(path.segments));
 }
 
-void Simulator::handle_api(HttpRequest&& request, Responder responder,
-                           std::vector<std::string> segments) {
+void Simulator::HandleApi(HttpRequest&& request, Responder responder,
+                          std::vector<std::string> segments) {
   auto call = std::make_shared<ApiCall>();
   call->request_id = new_uuid();
-  const RouteMatch match = match_route(request.method, segments);
+  const RouteMatch match = MatchRoute(request.method, segments);
   call->operation = match.operation;
   call->path_params = match.params;
   const FaultDecision fault =
@@ -146,40 +149,40 @@ void Simulator::handle_api(HttpRequest&& request, Responder responder,
       responder.send(std::move(response));
       return;
     }
-    run_after(loop, fault.delay_ms, [responder, response]() { responder.send(response); });
+    RunAfter(loop, fault.delay_ms, [responder, response]() { responder.send(response); });
   };
 
   if (match.status == RouteStatus::kNotFound) {
-    call->respond_error(framework_error(404, "Not Found"));
+    call->RespondError(framework_error(404, "Not Found"));
     return;
   }
   if (match.status == RouteStatus::kMethodNotAllowed) {
-    call->respond_error(framework_error(405, "Method Not Allowed"));
+    call->RespondError(framework_error(405, "Method Not Allowed"));
     return;
   }
   if (fault.status != 0) {
-    call->reply(injected_error(fault.status, fault.retry_after_s, call->request_id));
+    call->reply(InjectedError(fault.status, fault.retry_after_s, call->request_id));
     return;
   }
-  if (auto version_error = check_api_version(call->request)) {
-    call->respond_error(*version_error);
+  if (ApiStatus version = CheckApiVersion(call->request); !version.ok()) {
+    call->RespondError(version.error());
     return;
   }
-  auto query = parse_query(call->request.raw_query);
+  auto query = ParseQuery(call->request.raw_query);
   if (!query) {
-    call->respond_error(bad_query("invalid percent-encoding"));
+    call->RespondError(bad_query("invalid percent-encoding"));
     return;
   }
   call->query = std::move(*query);
-  const ApiHandler handler = api_handlers().at(call->operation);
-  try {
-    handler(services_, call);
-  } catch (const ApiError& error) {
-    call->respond_error(error);
-  } catch (const std::exception& problem) {
-    std::fprintf(stderr, "oxide-sim: internal error in %s: %s\n", call->operation.c_str(),
-                 problem.what());
-    call->respond_error(internal_error());
+  const auto& handlers = ApiHandlers();
+  const auto handler = handlers.find(call->operation);
+  if (handler == handlers.end()) {  // a route without a handler: a table mistake
+    std::fprintf(stderr, "oxide-sim: no handler for %s\n", call->operation.c_str());
+    call->RespondError(internal_error());
+    return;
+  }
+  if (ApiStatus handled = handler->second(services_, call); !handled.ok()) {
+    call->RespondError(handled.error());
   }
 }
 

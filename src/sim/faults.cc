@@ -98,7 +98,7 @@ FaultRule Faults::rule_from_json(const nlohmann::json& value) {
   if (rule.error_500 + rule.error_503 + rule.error_429 > 1.0) {
     throw std::invalid_argument("error_500 + error_503 + error_429 must not exceed 1");
   }
-  const auto& operations = known_operations();
+  const auto& operations = KnownOperations();
   if (!rule.operation.empty() && rule.operation != "*" &&
       std::find(operations.begin(), operations.end(), rule.operation) == operations.end()) {
     throw std::invalid_argument("unknown operation \"" + rule.operation + "\"");

@@ -16,7 +16,7 @@ void schedule_run_state(Services& services, const std::string& instance_id, cons
                         const std::string& to) {
   const Instance* instance = services.model.instance(instance_id);
   if (instance == nullptr) return;
-  services.timeline.run(services.model.timing.instance_delay_ms,
+  services.timeline.Run(services.model.timing.instance_delay_ms,
                         {"instance", instance_id, instance->name},
                         [&services, instance_id, from, to]() {
                           Instance* current = services.model.instance(instance_id);

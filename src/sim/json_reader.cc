@@ -7,7 +7,7 @@ namespace {
 
 bool g_reject_unknown_fields = false;
 
-std::string quote_list(const std::vector<std::string>& names) {
+std::string QuoteList(const std::vector<std::string>& names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) {
     if (i > 0) out += ", ";
@@ -16,12 +16,12 @@ std::string quote_list(const std::vector<std::string>& names) {
   return out;
 }
 
-[[noreturn]] void invalid_type(const nlohmann::json& value, const std::string& expected) {
-  throw BodyError("invalid type: " + describe_unexpected(value) + ", expected " + expected);
+oxide::Status InvalidType(const nlohmann::json& value, const std::string& expected) {
+  return BodyError("invalid type: " + DescribeUnexpected(value) + ", expected " + expected);
 }
 
 // serde_json's line/column (1-based line, column = bytes consumed on that line).
-std::string position_of(const std::string& text, size_t offset) {
+std::string PositionOf(const std::string& text, size_t offset) {
   size_t line = 1;
   size_t column = 0;
   for (size_t i = 0; i < offset && i < text.size(); ++i) {
@@ -35,39 +35,81 @@ std::string position_of(const std::string& text, size_t offset) {
   return " at line " + std::to_string(line) + " column " + std::to_string(column);
 }
 
-}  // namespace
-
-nlohmann::json parse_json_text(const std::string& text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
-    const size_t offset = error.byte == 0 ? 0 : error.byte - 1;
-    bool only_space = true;
-    for (size_t i = offset; i < text.size(); ++i) {
-      if (text[i] != ' ' && text[i] != '\n' && text[i] != '\t' && text[i] != '\r') {
-        only_space = false;
-      }
-    }
-    if (offset >= text.size() || only_space) {
-      throw BodyError("EOF while parsing a value" + position_of(text, text.size()));
-    }
-    throw BodyError("expected value" + position_of(text, offset + 1));
-  } catch (const nlohmann::json::out_of_range& error) {
-    // A number too large for a double (found by fuzz target sim_requests). nlohmann names the
-    // number ("number overflow parsing '1e999'"); serde points past its end.
-    const std::string what = error.what();
-    const size_t open = what.find('\'');
-    const size_t close = open == std::string::npos ? open : what.find('\'', open + 1);
-    size_t end = text.size();
-    if (close != std::string::npos) {
-      const std::string number = what.substr(open + 1, close - open - 1);
-      if (const size_t at = text.find(number); at != std::string::npos) end = at + number.size();
-    }
-    throw BodyError("number out of range" + position_of(text, end));
+// A SAX consumer that keeps only the first error: where it happened and which kind (nlohmann
+// reports a syntax error as id 101, a number too large for a double as id 406). The parser
+// hands the error object to parse_error() instead of throwing it.
+class FirstError : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool /*value*/) override { return true; }
+  bool number_integer(number_integer_t /*value*/) override { return true; }
+  bool number_unsigned(number_unsigned_t /*value*/) override { return true; }
+  bool number_float(number_float_t /*value*/, const string_t& /*text*/) override { return true; }
+  bool string(string_t& /*value*/) override { return true; }
+  bool binary(binary_t& /*value*/) override { return true; }
+  bool start_object(std::size_t /*size*/) override { return true; }
+  bool key(string_t& /*value*/) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t /*size*/) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const nlohmann::json::exception& error) override {
+    position_ = position;
+    last_token_ = last_token;
+    number_overflow_ = error.id == 406;
+    return false;
   }
+
+  size_t position() const { return position_; }
+  const std::string& last_token() const { return last_token_; }
+  bool number_overflow() const { return number_overflow_; }
+
+ private:
+  size_t position_ = 0;
+  std::string last_token_;
+  bool number_overflow_ = false;
+};
+
+// The serde text for a body nlohmann rejected.
+std::string DescribeParseFailure(const std::string& text) {
+  FirstError sax;
+  (void)nlohmann::json::sax_parse(text, &sax);  // false: the error is in `sax`
+  if (sax.number_overflow()) {
+    // A number too large for a double (found by fuzz target sim_requests). serde points past
+    // its end; nlohmann's last token is the number's text.
+    size_t end = text.size();
+    if (const size_t at = text.find(sax.last_token());
+        !sax.last_token().empty() && at != std::string::npos) {
+      end = at + sax.last_token().size();
+    }
+    return "number out of range" + PositionOf(text, end);
+  }
+  const size_t offset = sax.position() == 0 ? 0 : sax.position() - 1;
+  bool only_space = true;
+  for (size_t i = offset; i < text.size(); ++i) {
+    if (text[i] != ' ' && text[i] != '\n' && text[i] != '\t' && text[i] != '\r') {
+      only_space = false;
+    }
+  }
+  if (offset >= text.size() || only_space) {
+    return "EOF while parsing a value" + PositionOf(text, text.size());
+  }
+  return "expected value" + PositionOf(text, offset + 1);
 }
 
-std::string describe_unexpected(const nlohmann::json& value) {
+}  // namespace
+
+oxide::Status BodyError(std::string detail) {
+  return oxide::InvalidArgument(std::move(detail));
+}
+
+oxide::StatusOr<nlohmann::json> ParseJsonText(const std::string& text) {
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return BodyError(DescribeParseFailure(text));
+  return parsed;
+}
+
+std::string DescribeUnexpected(const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::string:
       return "string \"" + value.get<std::string>() + "\"";
@@ -89,139 +131,157 @@ std::string describe_unexpected(const nlohmann::json& value) {
   }
 }
 
-std::string check_variant(const nlohmann::json& value, const std::vector<std::string>& variants) {
-  if (!value.is_string()) invalid_type(value, "a string");
+oxide::StatusOr<std::string> CheckVariant(const nlohmann::json& value,
+                                          const std::vector<std::string>& variants) {
+  if (!value.is_string()) return InvalidType(value, "a string");
   const std::string text = value.get<std::string>();
   for (const auto& candidate : variants) {
     if (candidate == text) return text;
   }
-  throw BodyError("unknown variant `" + text + "`, expected one of " + quote_list(variants));
+  return BodyError("unknown variant `" + text + "`, expected one of " + QuoteList(variants));
 }
 
-void ObjectReader::set_reject_unknown_fields(bool reject) {
+void ObjectReader::SetRejectUnknownFields(bool reject) {
   g_reject_unknown_fields = reject;
 }
 
-ObjectReader::ObjectReader(const nlohmann::json& value, std::string struct_name)
-    : object_(value), struct_name_(std::move(struct_name)) {
-  if (!value.is_object()) invalid_type(value, "struct " + struct_name_);
+oxide::StatusOr<ObjectReader> ObjectReader::Open(const nlohmann::json& value,
+                                                 std::string struct_name) {
+  if (!value.is_object()) return InvalidType(value, "struct " + struct_name);
+  return ObjectReader(value, std::move(struct_name));
 }
 
-bool ObjectReader::has(const std::string& key) const {
-  auto it = object_.find(key);
-  return it != object_.end() && !it->is_null();
+bool ObjectReader::Has(const std::string& key) const {
+  auto it = object_->find(key);
+  return it != object_->end() && !it->is_null();
 }
 
-const nlohmann::json* ObjectReader::raw(const std::string& key) {
+const nlohmann::json* ObjectReader::Raw(const std::string& key) {
   known_.insert(key);
-  auto it = object_.find(key);
-  return it == object_.end() ? nullptr : &*it;
+  auto it = object_->find(key);
+  return it == object_->end() ? nullptr : &*it;
 }
 
-const nlohmann::json& ObjectReader::required(const std::string& key) {
-  const nlohmann::json* value = raw(key);
-  if (value == nullptr) throw BodyError("missing field `" + key + "`");
-  return *value;
+oxide::StatusOr<const nlohmann::json*> ObjectReader::Required(const std::string& key) {
+  const nlohmann::json* value = Raw(key);
+  if (value == nullptr) return BodyError("missing field `" + key + "`");
+  return value;
 }
 
-std::string ObjectReader::string(const std::string& key) {
-  const nlohmann::json& value = required(key);
-  if (!value.is_string()) invalid_type(value, "a string");
-  return value.get<std::string>();
+oxide::StatusOr<std::string> ObjectReader::String(const std::string& key) {
+  auto value = Required(key);
+  if (!value.ok()) return value.status();
+  if (!(*value)->is_string()) return InvalidType(**value, "a string");
+  return (*value)->get<std::string>();
 }
 
-std::string ObjectReader::description(const std::string& key) {
+oxide::StatusOr<std::string> ObjectReader::Description(const std::string& key) {
   constexpr size_t kMaxDescriptionBytes = 512;
-  std::string text = string(key);
-  if (text.size() > kMaxDescriptionBytes) {
-    throw BodyError(key + ": " + std::to_string(text.size()) + " bytes; a description is at most " +
-                    std::to_string(kMaxDescriptionBytes) + " bytes");
+  auto text = String(key);
+  if (!text.ok()) return text;
+  if (text->size() > kMaxDescriptionBytes) {
+    return BodyError(key + ": " + std::to_string(text->size()) +
+                     " bytes; a description is at most " + std::to_string(kMaxDescriptionBytes) +
+                     " bytes");
   }
   return text;
 }
 
-std::optional<std::string> ObjectReader::optional_string(const std::string& key) {
-  const nlohmann::json* value = raw(key);
-  if (value == nullptr || value->is_null()) return std::nullopt;
-  if (!value->is_string()) invalid_type(*value, "a string");
-  return value->get<std::string>();
+oxide::StatusOr<std::optional<std::string>> ObjectReader::OptionalString(const std::string& key) {
+  const nlohmann::json* value = Raw(key);
+  if (value == nullptr || value->is_null()) return std::optional<std::string>();
+  if (!value->is_string()) return InvalidType(*value, "a string");
+  return std::optional<std::string>(value->get<std::string>());
 }
 
-uint64_t ObjectReader::u64(const std::string& key, const char* expected) {
-  const nlohmann::json& value = required(key);
+oxide::StatusOr<uint64_t> ObjectReader::U64(const std::string& key, const char* expected) {
+  auto found = Required(key);
+  if (!found.ok()) return found.status();
+  const nlohmann::json& value = **found;
   if (value.is_number_integer() && value.get<long long>() < 0) {
-    throw BodyError("invalid value: " + describe_unexpected(value) + ", expected " + expected);
+    return BodyError("invalid value: " + DescribeUnexpected(value) + ", expected " + expected);
   }
-  if (!value.is_number_unsigned()) invalid_type(value, expected);
+  if (!value.is_number_unsigned()) return InvalidType(value, expected);
   return value.get<uint64_t>();
 }
 
-std::optional<uint64_t> ObjectReader::optional_u64(const std::string& key, const char* expected) {
-  const nlohmann::json* value = raw(key);
-  if (value == nullptr || value->is_null()) return std::nullopt;
-  return u64(key, expected);
+oxide::StatusOr<std::optional<uint64_t>> ObjectReader::OptionalU64(const std::string& key,
+                                                                   const char* expected) {
+  const nlohmann::json* value = Raw(key);
+  if (value == nullptr || value->is_null()) return std::optional<uint64_t>();
+  auto number = U64(key, expected);
+  if (!number.ok()) return number.status();
+  return std::optional<uint64_t>(*number);
 }
 
-bool ObjectReader::boolean(const std::string& key, std::optional<bool> default_value) {
-  const nlohmann::json* value = raw(key);
+oxide::StatusOr<bool> ObjectReader::Boolean(const std::string& key,
+                                            std::optional<bool> default_value) {
+  const nlohmann::json* value = Raw(key);
   if (value == nullptr && default_value) return *default_value;
-  if (value == nullptr) throw BodyError("missing field `" + key + "`");
-  if (!value->is_boolean()) invalid_type(*value, "a boolean");
+  if (value == nullptr) return BodyError("missing field `" + key + "`");
+  if (!value->is_boolean()) return InvalidType(*value, "a boolean");
   return value->get<bool>();
 }
 
-std::string ObjectReader::name(const std::string& key) {
-  const std::string text = string(key);
-  if (auto problem = name_error(text)) throw BodyError(*problem);
+oxide::StatusOr<std::string> ObjectReader::Name(const std::string& key) {
+  auto text = String(key);
+  if (!text.ok()) return text;
+  if (oxide::Status valid = ValidateName(*text); !valid.ok()) return valid;
   return text;
 }
 
-std::optional<std::string> ObjectReader::optional_name(const std::string& key) {
-  if (!has(key)) {
-    raw(key);
-    return std::nullopt;
+oxide::StatusOr<std::optional<std::string>> ObjectReader::OptionalName(const std::string& key) {
+  if (!Has(key)) {
+    Raw(key);
+    return std::optional<std::string>();
   }
-  return name(key);
+  auto name = Name(key);
+  if (!name.ok()) return name.status();
+  return std::optional<std::string>(*std::move(name));
 }
 
-NameOrId ObjectReader::name_or_id(const std::string& key) {
-  const std::string text = string(key);
-  std::string problem;
-  auto parsed = parse_name_or_id(text, &problem);
-  if (!parsed) throw BodyError(problem);
+oxide::StatusOr<NameOrId> ObjectReader::Selector(const std::string& key) {
+  auto text = String(key);
+  if (!text.ok()) return text.status();
+  return ParseNameOrId(*text);
+}
+
+oxide::StatusOr<std::optional<NameOrId>> ObjectReader::OptionalSelector(const std::string& key) {
+  if (!Has(key)) {
+    Raw(key);
+    return std::optional<NameOrId>();
+  }
+  auto selector = Selector(key);
+  if (!selector.ok()) return selector.status();
+  return std::optional<NameOrId>(*selector);
+}
+
+oxide::StatusOr<std::string> ObjectReader::Uuid(const std::string& key) {
+  auto text = String(key);
+  if (!text.ok()) return text;
+  auto parsed = parse_uuid(*text);
+  if (!parsed) return BodyError(uuid_parse_error(*text));
   return *parsed;
 }
 
-std::optional<NameOrId> ObjectReader::optional_name_or_id(const std::string& key) {
-  if (!has(key)) {
-    raw(key);
-    return std::nullopt;
-  }
-  return name_or_id(key);
+oxide::StatusOr<std::string> ObjectReader::Variant(const std::string& key,
+                                                   const std::vector<std::string>& variants) {
+  auto value = Required(key);
+  if (!value.ok()) return value.status();
+  return CheckVariant(**value, variants);
 }
 
-std::string ObjectReader::uuid(const std::string& key) {
-  const std::string text = string(key);
-  auto parsed = parse_uuid(text);
-  if (!parsed) throw BodyError(uuid_parse_error(text));
-  return *parsed;
-}
-
-std::string ObjectReader::variant(const std::string& key,
-                                  const std::vector<std::string>& variants) {
-  return check_variant(required(key), variants);
-}
-
-void ObjectReader::finish(const std::vector<std::string>& also_known) {
-  if (!g_reject_unknown_fields) return;
+oxide::Status ObjectReader::Finish(const std::vector<std::string>& also_known) {
+  if (!g_reject_unknown_fields) return oxide::Status::Ok();
   for (const auto& key : also_known)
     known_.insert(key);
-  for (auto it = object_.begin(); it != object_.end(); ++it) {
+  for (auto it = object_->begin(); it != object_->end(); ++it) {
     if (known_.count(it.key()) == 0) {
       std::vector<std::string> expected(known_.begin(), known_.end());
-      throw BodyError("unknown field `" + it.key() + "`, expected one of " + quote_list(expected));
+      return BodyError("unknown field `" + it.key() + "`, expected one of " + QuoteList(expected));
     }
   }
+  return oxide::Status::Ok();
 }
 
 }  // namespace oxide_sim

@@ -1,10 +1,14 @@
 #include "names.h"
 
+#include <optional>
+
 #include "ids.h"
 
 namespace oxide_sim {
 
-std::optional<std::string> name_error(const std::string& text) {
+namespace {
+
+std::optional<std::string> NameProblem(const std::string& text) {
   if (text.size() > 63) return "name may contain at most 63 characters";
   if (text.empty()) return "name requires at least one character";
   if (!(text[0] >= 'a' && text[0] <= 'z'))
@@ -31,12 +35,16 @@ std::optional<std::string> name_error(const std::string& text) {
   return std::nullopt;
 }
 
-std::optional<NameOrId> parse_name_or_id(const std::string& text, std::string* error) {
+}  // namespace
+
+oxide::Status ValidateName(const std::string& text) {
+  if (auto problem = NameProblem(text)) return oxide::InvalidArgument(*problem);
+  return oxide::Status::Ok();
+}
+
+oxide::StatusOr<NameOrId> ParseNameOrId(const std::string& text) {
   if (auto id = parse_uuid(text)) return NameOrId{true, *id};
-  if (auto problem = name_error(text)) {
-    *error = *problem;
-    return std::nullopt;
-  }
+  if (auto problem = NameProblem(text)) return oxide::InvalidArgument(*problem);
   return NameOrId{false, text};
 }
 

@@ -52,6 +52,7 @@ The chosen port is printed alone on the first stdout line. Listens on 127.0.0.1 
   --delete-delay-ms N      disk/snapshot delete sagas take N ms before the 204
   --instance-delay-ms N    instance creating/starting/stopping last N ms
   --async                  answer creates at once (state creating); finish after the delay
+  --manual-clock           saga delays count only time advanced by POST /__sim/clock/advance
   --fault-seed N           seed of the fault-injection random sequence (default 1)
   --fault RULE             add a fault rule "SELECTOR:key=value,..." where SELECTOR is an
                            operationId (disk_create, ...), "*", "/path/prefix" or
@@ -107,6 +108,8 @@ ParseOutcome parse_options(int argc, char** argv, SimOptions* options) {
         options->instance_delay_ms = to_number(flag, value());
       } else if (flag == "--async") {
         options->async_mode = true;
+      } else if (flag == "--manual-clock") {
+        options->manual_clock = true;
       } else if (flag == "--fault-seed") {
         options->fault_seed = to_number(flag, value());
       } else if (flag == "--fault") {

@@ -21,6 +21,7 @@ struct SimOptions {
   bool hotplug = false;
   uint64_t create_delay_ms = 0, delete_delay_ms = 0, instance_delay_ms = 0;
   bool async_mode = false;
+  bool manual_clock = false;  // saga delays advance only via POST /__sim/clock/advance
   uint64_t fault_seed = 1;
   std::vector<FaultRule> fault_rules;
   std::string guest_sysfs_root, guest_backing_dir;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api_result.h"
 #include "base64url.h"
 #include "json_reader.h"
 
@@ -12,76 +13,90 @@ constexpr size_t kMaxTokenLength = 512;
 constexpr uint32_t kMaxLimit = 10000;
 const std::vector<std::string> kSortModes = {"name_ascending", "name_descending", "id_ascending"};
 
-uint32_t parse_limit(const std::string& text) {
-  if (text.empty()) throw bad_query("cannot parse integer from empty string");
+ApiResult<uint32_t> ParseLimit(const std::string& text) {
+  if (text.empty()) return bad_query("cannot parse integer from empty string");
   uint64_t value = 0;
   for (char c : text) {
-    if (c < '0' || c > '9') throw bad_query("invalid digit found in string");
+    if (c < '0' || c > '9') return bad_query("invalid digit found in string");
     value = value * 10 + static_cast<uint64_t>(c - '0');
-    if (value > 0xffffffffULL) throw bad_query("number too large to fit in target type");
+    if (value > 0xffffffffULL) return bad_query("number too large to fit in target type");
   }
-  if (value == 0) throw bad_query("invalid value: integer `0`, expected a nonzero u32");
+  if (value == 0) return bad_query("invalid value: integer `0`, expected a nonzero u32");
   return static_cast<uint32_t>(std::min<uint64_t>(value, kMaxLimit));
 }
 
-[[noreturn]] void bad_token(const std::string& detail) {
-  throw bad_query("failed to parse pagination token: " + detail);
+ApiError BadToken(const std::string& detail) {
+  return bad_query("failed to parse pagination token: " + detail);
 }
 
-void read_token(const std::string& token, PageRequest* request) {
-  if (token.size() > kMaxTokenLength) bad_token("serialized token is too large");
+// Reads the token's JSON into *request; failures are serde detail texts.
+oxide::Status ReadTokenJson(const nlohmann::json& parsed, PageRequest* request) {
+  SIM_ASSIGN_OR_RETURN(ObjectReader outer, ObjectReader::Open(parsed, "SerializedToken"));
+  std::string version;
+  SIM_ASSIGN_OR_RETURN(version, outer.Variant("v", {"v1"}));
+  const nlohmann::json* start = outer.Raw("page_start");
+  if (start == nullptr) return BodyError("missing field `page_start`");
+  SIM_ASSIGN_OR_RETURN(ObjectReader page, ObjectReader::Open(*start, "PageSelector"));
+  SIM_ASSIGN_OR_RETURN(request->sort_by, page.Variant("sort_by", kSortModes));
+  if (page.Has("project")) {
+    std::string project_text;
+    SIM_ASSIGN_OR_RETURN(project_text, page.String("project"));
+    request->project_text = project_text;
+    NameOrId project;
+    SIM_ASSIGN_OR_RETURN(project, ParseNameOrId(project_text));
+    request->project = project;
+  }
+  std::string last_seen;
+  SIM_ASSIGN_OR_RETURN(last_seen, page.String("last_seen"));
+  request->last_seen = last_seen;
+  return oxide::Status::Ok();
+}
+
+ApiStatus ReadToken(const std::string& token, PageRequest* request) {
+  if (token.size() > kMaxTokenLength) return BadToken("serialized token is too large");
   auto decoded = base64url_decode(token);
-  if (!decoded) bad_token("Invalid byte or padding in base64 token");
-  nlohmann::json parsed;
-  try {
-    parsed = parse_json_text(*decoded);
-  } catch (const BodyError& problem) {
-    bad_token(problem.what());
+  if (!decoded) return BadToken("Invalid byte or padding in base64 token");
+  auto parsed = ParseJsonText(*decoded);
+  if (!parsed.ok()) return BadToken(parsed.status().message());
+  if (oxide::Status read = ReadTokenJson(*parsed, request); !read.ok()) {
+    return BadToken(read.message());
   }
-  try {
-    ObjectReader outer(parsed, "SerializedToken");
-    if (outer.variant("v", {"v1"}) != "v1") bad_token("unsupported token version");
-    const nlohmann::json* start = outer.raw("page_start");
-    if (start == nullptr) throw BodyError("missing field `page_start`");
-    ObjectReader page(*start, "PageSelector");
-    request->sort_by = page.variant("sort_by", kSortModes);
-    if (page.has("project")) {
-      request->project_text = page.string("project");
-      std::string problem;
-      request->project = parse_name_or_id(*request->project_text, &problem);
-      if (!request->project) throw BodyError(problem);
-    }
-    request->last_seen = page.string("last_seen");
-  } catch (const BodyError& problem) {
-    bad_token(problem.what());
-  }
+  return ApiStatus::Ok();
 }
 
 }  // namespace
 
-PageRequest parse_page_request(const ApiCall& call, bool project_required) {
+ApiResult<PageRequest> ParsePageRequest(const ApiCall& call, bool project_required) {
   PageRequest request;
-  if (auto limit = query_value(call, "limit")) request.limit = parse_limit(*limit);
-  if (auto token = query_value(call, "page_token")) {
-    read_token(*token, &request);
-    if (project_required && !request.project) bad_token("missing field `project`");
+  std::optional<std::string> limit, token, sort;
+  SIM_ASSIGN_OR_RETURN(limit, QueryValue(call, "limit"));
+  if (limit) {
+    SIM_ASSIGN_OR_RETURN(request.limit, ParseLimit(*limit));
+  }
+  SIM_ASSIGN_OR_RETURN(token, QueryValue(call, "page_token"));
+  if (token) {
+    SIM_RETURN_IF_ERROR(ReadToken(*token, &request));
+    if (project_required && !request.project) return BadToken("missing field `project`");
     return request;
   }
-  if (auto sort = query_value(call, "sort_by")) {
+  SIM_ASSIGN_OR_RETURN(sort, QueryValue(call, "sort_by"));
+  if (sort) {
     bool known = std::find(kSortModes.begin(), kSortModes.end(), *sort) != kSortModes.end();
     if (!known) {
-      throw bad_query("unknown variant `" + *sort +
-                      "`, expected one of `name_ascending`, `name_descending`, `id_ascending`");
+      return bad_query("unknown variant `" + *sort +
+                       "`, expected one of `name_ascending`, `name_descending`, `id_ascending`");
     }
     request.sort_by = *sort;
   }
-  request.project = query_name_or_id(call, "project");
-  if (request.project) request.project_text = query_value(call, "project");
-  if (project_required && !request.project) throw bad_query("missing field `project`");
+  SIM_ASSIGN_OR_RETURN(request.project, QueryNameOrId(call, "project"));
+  if (request.project) {
+    SIM_ASSIGN_OR_RETURN(request.project_text, QueryValue(call, "project"));
+  }
+  if (project_required && !request.project) return bad_query("missing field `project`");
   return request;
 }
 
-std::string encode_page_token(const PageRequest& scan, const std::string& last_seen) {
+std::string EncodePageToken(const PageRequest& scan, const std::string& last_seen) {
   nlohmann::ordered_json start;
   start["sort_by"] = scan.sort_by;
   if (scan.project_text) start["project"] = *scan.project_text;
@@ -92,7 +107,7 @@ std::string encode_page_token(const PageRequest& scan, const std::string& last_s
   return base64url_encode(token.dump());
 }
 
-nlohmann::ordered_json build_page(std::vector<PageEntry> entries, const PageRequest& request) {
+nlohmann::ordered_json BuildPage(std::vector<PageEntry> entries, const PageRequest& request) {
   const bool by_id = request.sort_by == "id_ascending";
   const bool descending = request.sort_by == "name_descending";
   std::sort(entries.begin(), entries.end(), [&](const PageEntry& a, const PageEntry& b) {
@@ -115,7 +130,7 @@ nlohmann::ordered_json build_page(std::vector<PageEntry> entries, const PageRequ
   const bool empty = items.empty();
   page["items"] = std::move(items);
   page["next_page"] = empty ? nlohmann::ordered_json(nullptr)
-                            : nlohmann::ordered_json(encode_page_token(request, last));
+                            : nlohmann::ordered_json(EncodePageToken(request, last));
   return page;
 }
 

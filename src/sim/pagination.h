@@ -1,6 +1,7 @@
 // Dropshot pagination for the list endpoints (README §4): limit (default 100, clamped at
 // 10000, 0 rejected), sort_by, and opaque page tokens = URL-safe padded base64 of
-// {"v":"v1","page_start":{"sort_by":…,"project":…,"last_seen":…}}. Event-loop thread only.
+// {"v":"v1","page_start":{"sort_by":…,"project":…,"last_seen":…}}. Failures are returned
+// (ApiResult), nothing throws. Event-loop thread only.
 #pragma once
 
 #include <cstdint>
@@ -22,11 +23,11 @@ struct PageRequest {
   std::optional<std::string> last_seen;
 };
 
-// Reads limit/page_token/sort_by/project. Throws bad_query with dropshot's texts.
+// Reads limit/page_token/sort_by/project. Fails with bad_query and dropshot's texts.
 // `project_required`: a first page without `project` fails with "missing field `project`".
-PageRequest parse_page_request(const ApiCall& call, bool project_required);
+ApiResult<PageRequest> ParsePageRequest(const ApiCall& call, bool project_required);
 
-std::string encode_page_token(const PageRequest& scan, const std::string& last_seen);
+std::string EncodePageToken(const PageRequest& scan, const std::string& last_seen);
 
 struct PageEntry {
   std::string name;
@@ -35,6 +36,6 @@ struct PageEntry {
 };
 
 // Sorts, skips past last_seen, takes `limit`, and builds {"items":…,"next_page":…}.
-nlohmann::ordered_json build_page(std::vector<PageEntry> entries, const PageRequest& request);
+nlohmann::ordered_json BuildPage(std::vector<PageEntry> entries, const PageRequest& request);
 
 }  // namespace oxide_sim

@@ -11,7 +11,7 @@ struct Route {
   const char* operation;
 };
 
-const std::vector<Route>& routes() {
+const std::vector<Route>& Routes() {
   static const std::vector<Route> table = {
       {"GET", {"v1", "ping"}, "ping"},
       {"GET", {"v1", "me"}, "current_user_view"},
@@ -41,7 +41,7 @@ const std::vector<Route>& routes() {
   return table;
 }
 
-bool matches(const Route& route, const std::vector<std::string>& segments,
+bool Matches(const Route& route, const std::vector<std::string>& segments,
              std::map<std::string, std::string>* params) {
   if (route.pattern.size() != segments.size()) return false;
   std::map<std::string, std::string> found;
@@ -60,11 +60,11 @@ bool matches(const Route& route, const std::vector<std::string>& segments,
 
 }  // namespace
 
-RouteMatch match_route(const std::string& method, const std::vector<std::string>& segments) {
+RouteMatch MatchRoute(const std::string& method, const std::vector<std::string>& segments) {
   RouteMatch result;
-  for (const Route& route : routes()) {
+  for (const Route& route : Routes()) {
     std::map<std::string, std::string> params;
-    if (!matches(route, segments, &params)) continue;
+    if (!Matches(route, segments, &params)) continue;
     if (method == route.method) {
       result.status = RouteStatus::kMatched;
       result.operation = route.operation;
@@ -76,10 +76,10 @@ RouteMatch match_route(const std::string& method, const std::vector<std::string>
   return result;
 }
 
-const std::vector<std::string>& known_operations() {
+const std::vector<std::string>& KnownOperations() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const Route& route : routes())
+    for (const Route& route : Routes())
       out.emplace_back(route.operation);
     return out;
   }();

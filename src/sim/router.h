@@ -1,5 +1,5 @@
 // Maps (method, decoded path segments) to an Oxide operation (its OpenAPI operationId)
-// plus the path parameters. Pure; any thread.
+// plus the path parameters. Nothing fails here: no match is a RouteStatus. Pure; any thread.
 #pragma once
 
 #include <map>
@@ -16,9 +16,9 @@ struct RouteMatch {
   std::map<std::string, std::string> params;  // e.g. {"disk": "pv-a"}
 };
 
-RouteMatch match_route(const std::string& method, const std::vector<std::string>& segments);
+RouteMatch MatchRoute(const std::string& method, const std::vector<std::string>& segments);
 
 // Every operationId the router knows (used to validate fault rules).
-const std::vector<std::string>& known_operations();
+const std::vector<std::string>& KnownOperations();
 
 }  // namespace oxide_sim

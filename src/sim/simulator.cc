@@ -34,7 +34,7 @@ Simulator::Simulator(uv_loop_t* loop, SimOptions options)
 
 bool Simulator::start(std::string* error) {
   auth_.token = options_.token;
-  ObjectReader::set_reject_unknown_fields(options_.reject_unknown_fields);
+  ObjectReader::SetRejectUnknownFields(options_.reject_unknown_fields);
   faults_.configure(options_.fault_seed, options_.fault_rules);
   TimingSettings& timing = model_.timing;
   timing.create_delay_ms = options_.create_delay_ms;
@@ -42,6 +42,7 @@ bool Simulator::start(std::string* error) {
   timing.instance_delay_ms = options_.instance_delay_ms;
   timing.async_mode = options_.async_mode;
   timing.hotplug = options_.hotplug;
+  if (options_.manual_clock) timeline_.UseManualClock();
   if (!options_.state_db.empty() && !store_.open(options_.state_db, error)) return false;
   if (!model_.load(error)) return false;
   if (!guest_.start({options_.guest_backing_dir, options_.guest_sysfs_root}, error)) return false;
@@ -64,14 +65,14 @@ bool Simulator::start(std::string* error) {
   return server_.start(
       server_options,
       [this](HttpRequest&& request, Responder responder) {
-        handle(std::move(request), std::move(responder));
+        Handle(std::move(request), std::move(responder));
       },
       error);
 }
 
 void Simulator::stop() {
   server_.stop();
-  timeline_.shutdown();
+  timeline_.Shutdown();
   guest_.shutdown();
 }
 
@@ -80,8 +81,8 @@ bool Simulator::apply_seeds(std::string* error) {
   std::vector<std::string> projects = options_.projects;
   if (projects.empty() && options_.seed_file.empty()) projects.push_back("demo");
   for (const std::string& name : projects) {
-    if (auto problem = name_error(name)) {
-      *error = "--project " + name + ": " + *problem;
+    if (oxide::Status valid = ValidateName(name); !valid.ok()) {
+      *error = "--project " + name + ": " + valid.message();
       return false;
     }
     ensure_project(model_, name, "");
@@ -96,7 +97,9 @@ bool Simulator::apply_seeds(std::string* error) {
       const nlohmann::json seed = nlohmann::json::parse(*text);
       for (const auto& project : seed.value("projects", nlohmann::json::array())) {
         const std::string name = project.at("name");
-        if (auto problem = name_error(name)) throw std::invalid_argument(*problem);
+        if (oxide::Status valid = ValidateName(name); !valid.ok()) {
+          throw std::invalid_argument(valid.message());
+        }
         ensure_project(model_, name, project.value("description", ""));
       }
       for (const auto& spec : seed.value("instances", nlohmann::json::array())) {
@@ -140,7 +143,7 @@ void Simulator::recover_transitions() {
       instance_ids.push_back(id);
   }
   for (const std::string& id : disk_ids) {
-    timeline_.run(0, {"disk", id, model_.disks.at(id).name}, [this, id]() {
+    timeline_.Run(0, {"disk", id, model_.disks.at(id).name}, [this, id]() {
       Disk* disk = model_.disk(id);
       if (disk == nullptr || disk->state != "creating") return;
       disk->state = "detached";
@@ -149,7 +152,7 @@ void Simulator::recover_transitions() {
     });
   }
   for (const std::string& id : snapshot_ids) {
-    timeline_.run(0, {"snapshot", id, model_.snapshots.at(id).name}, [this, id]() {
+    timeline_.Run(0, {"snapshot", id, model_.snapshots.at(id).name}, [this, id]() {
       Snapshot* snapshot = model_.snapshot(id);
       if (snapshot == nullptr || snapshot->state != "creating") return;
       WriteBatch batch(store_);
@@ -167,7 +170,7 @@ void Simulator::recover_transitions() {
   for (const std::string& id : instance_ids) {
     const Instance& instance = model_.instances.at(id);
     const std::string next = instance.run_state == "starting" ? "running" : "stopped";
-    timeline_.run(0, {"instance", id, instance.name},
+    timeline_.Run(0, {"instance", id, instance.name},
                   [this, id, from = instance.run_state, next]() {
                     Instance* current = model_.instance(id);
                     if (current != nullptr && current->run_state == from)
@@ -208,7 +211,7 @@ void Simulator::reset() {
   model_.frozen.clear();
   model_.save_frozen();
   // Requests still waiting on a transition get their answer (500: the object is gone).
-  timeline_.run_all_now();
+  timeline_.RunAllNow();
   model_.quota = Quota{};
   model_.timing = TimingSettings{options_.create_delay_ms, options_.delete_delay_ms,
                                  options_.instance_delay_ms, options_.async_mode, options_.hotplug};

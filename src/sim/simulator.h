@@ -34,8 +34,8 @@ class Simulator {
   void stop();
 
  private:
-  void handle(HttpRequest&& request, Responder responder);
-  void handle_api(HttpRequest&& request, Responder responder, std::vector<std::string> segments);
+  void Handle(HttpRequest&& request, Responder responder);
+  void HandleApi(HttpRequest&& request, Responder responder, std::vector<std::string> segments);
   bool apply_seeds(std::string* error);
   void recover_transitions();
   void reset();

@@ -2,13 +2,17 @@
 
 namespace oxide_sim {
 
-void Timeline::run(uint64_t delay_ms, ResourceKey key, std::function<void()> step) {
+void Timeline::Run(uint64_t delay_ms, ResourceKey key, std::function<void()> step) {
   if (delay_ms == 0 && !frozen_(key)) {
     step();
     return;
   }
   if (delay_ms == 0) {
     parked_.push_back(Parked{std::move(key), std::move(step)});
+    return;
+  }
+  if (manual_clock_) {
+    scheduled_.emplace(manual_now_ms_ + delay_ms, Parked{std::move(key), std::move(step)});
     return;
   }
   auto* pending = new Pending;
@@ -22,17 +26,21 @@ void Timeline::run(uint64_t delay_ms, ResourceKey key, std::function<void()> ste
       &pending->timer,
       [](uv_timer_t* timer) {
         auto* fired = static_cast<Pending*>(timer->data);
-        fired->owner->fire(fired);
+        fired->owner->Fire(fired);
       },
       delay_ms, 0);
 }
 
-void Timeline::fire(Pending* pending) {
+void Timeline::Fire(Pending* pending) {
   timers_.erase(pending);
   ResourceKey key = std::move(pending->key);
   std::function<void()> step = std::move(pending->step);
   uv_close(reinterpret_cast<uv_handle_t*>(&pending->timer),
            [](uv_handle_t* handle) { delete static_cast<Pending*>(handle->data); });
+  Due(std::move(key), std::move(step));
+}
+
+void Timeline::Due(ResourceKey key, std::function<void()> step) {
   if (frozen_(key)) {
     parked_.push_back(Parked{std::move(key), std::move(step)});
     return;
@@ -40,7 +48,20 @@ void Timeline::fire(Pending* pending) {
   step();
 }
 
-void Timeline::release_unfrozen() {
+size_t Timeline::AdvanceManualClock(uint64_t ms) {
+  manual_now_ms_ += ms;
+  size_t count = 0;
+  // One at a time: a step may schedule further steps (due later than now, as delays are > 0).
+  while (!scheduled_.empty() && scheduled_.begin()->first <= manual_now_ms_) {
+    Parked item = std::move(scheduled_.begin()->second);
+    scheduled_.erase(scheduled_.begin());
+    ++count;
+    Due(std::move(item.key), std::move(item.step));
+  }
+  return count;
+}
+
+void Timeline::ReleaseUnfrozen() {
   std::list<Parked> ready;
   for (auto it = parked_.begin(); it != parked_.end();) {
     if (!frozen_(it->key)) {
@@ -53,7 +74,7 @@ void Timeline::release_unfrozen() {
     item.step();
 }
 
-void Timeline::force(const std::string& kind, const std::string& id) {
+void Timeline::Force(const std::string& kind, const std::string& id) {
   std::list<Parked> ready;
   for (auto it = parked_.begin(); it != parked_.end();) {
     if (it->key.kind == kind && it->key.id == id) {
@@ -66,7 +87,7 @@ void Timeline::force(const std::string& kind, const std::string& id) {
     item.step();
 }
 
-void Timeline::run_all_now() {
+void Timeline::RunAllNow() {
   std::list<Parked> ready;
   for (Pending* pending : timers_) {
     uv_timer_stop(&pending->timer);
@@ -75,12 +96,15 @@ void Timeline::run_all_now() {
              [](uv_handle_t* handle) { delete static_cast<Pending*>(handle->data); });
   }
   timers_.clear();
+  for (auto& [due, item] : scheduled_)
+    ready.push_back(std::move(item));
+  scheduled_.clear();
   ready.splice(ready.end(), parked_);
   for (auto& item : ready)
     item.step();
 }
 
-void Timeline::shutdown() {
+void Timeline::Shutdown() {
   for (Pending* pending : timers_) {
     uv_timer_stop(&pending->timer);
     pending->step = nullptr;
@@ -88,6 +112,7 @@ void Timeline::shutdown() {
              [](uv_handle_t* handle) { delete static_cast<Pending*>(handle->data); });
   }
   timers_.clear();
+  scheduled_.clear();
   parked_.clear();
 }
 

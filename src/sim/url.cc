@@ -3,7 +3,7 @@
 namespace oxide_sim {
 namespace {
 
-int hex_value(char c) {
+int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -12,15 +12,15 @@ int hex_value(char c) {
 
 }  // namespace
 
-std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space) {
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '%') {
       if (i + 2 >= text.size()) return std::nullopt;
-      const int high = hex_value(text[i + 1]);
-      const int low = hex_value(text[i + 2]);
+      const int high = HexValue(text[i + 1]);
+      const int low = HexValue(text[i + 2]);
       if (high < 0 || low < 0) return std::nullopt;
       out.push_back(static_cast<char>(high * 16 + low));
       i += 2;
@@ -33,7 +33,7 @@ std::optional<std::string> percent_decode(std::string_view text, bool plus_is_sp
   return out;
 }
 
-PathSplit split_path(std::string_view raw_path) {
+PathSplit SplitPath(std::string_view raw_path) {
   PathSplit result;
   if (raw_path.empty() || raw_path.front() != '/') {
     result.error = "path must start with \"/\"";
@@ -44,7 +44,7 @@ PathSplit split_path(std::string_view raw_path) {
     size_t end = raw_path.find('/', start);
     if (end == std::string_view::npos) end = raw_path.size();
     const std::string_view raw_segment = raw_path.substr(start, end - start);
-    auto decoded = percent_decode(raw_segment, false);
+    auto decoded = PercentDecode(raw_segment, false);
     if (!decoded) {
       result.error =
           "invalid percent-encoding in path segment \"" + std::string(raw_segment) + "\"";
@@ -69,7 +69,7 @@ PathSplit split_path(std::string_view raw_path) {
   return result;
 }
 
-std::optional<QueryPairs> parse_query(std::string_view raw_query) {
+std::optional<QueryPairs> ParseQuery(std::string_view raw_query) {
   QueryPairs pairs;
   size_t start = 0;
   while (start < raw_query.size()) {
@@ -79,8 +79,8 @@ std::optional<QueryPairs> parse_query(std::string_view raw_query) {
     start = end + 1;
     if (item.empty()) continue;
     const size_t equals = item.find('=');
-    auto key = percent_decode(item.substr(0, equals), true);
-    auto value = percent_decode(
+    auto key = PercentDecode(item.substr(0, equals), true);
+    auto value = PercentDecode(
         equals == std::string_view::npos ? std::string_view{} : item.substr(equals + 1), true);
     if (!key || !value) return std::nullopt;
     pairs.emplace_back(std::move(*key), std::move(*value));

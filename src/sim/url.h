@@ -1,5 +1,6 @@
 // Percent-decoding of URL paths and query strings, with the path-trick checks
-// (dot segments, encoded slashes, bad escapes). Pure functions; any thread.
+// (dot segments, encoded slashes, bad escapes). Failures are values (nullopt, PathSplit::error),
+// nothing throws. Pure functions; any thread.
 #pragma once
 
 #include <optional>
@@ -11,7 +12,7 @@
 namespace oxide_sim {
 
 // Decodes %XX escapes (and '+' as space when `plus_is_space`). nullopt on a bad escape.
-std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space);
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space);
 
 struct PathSplit {
   std::vector<std::string> segments;  // decoded
@@ -20,11 +21,11 @@ struct PathSplit {
 
 // Splits "/v1/disks/x" into decoded segments. Rejects "." and ".." segments (raw or
 // encoded), encoded '/' or NUL inside a segment, and malformed escapes.
-PathSplit split_path(std::string_view raw_path);
+PathSplit SplitPath(std::string_view raw_path);
 
 using QueryPairs = std::vector<std::pair<std::string, std::string>>;
 
 // Parses "a=1&b=x%20y". nullopt on a malformed escape.
-std::optional<QueryPairs> parse_query(std::string_view raw_query);
+std::optional<QueryPairs> ParseQuery(std::string_view raw_query);
 
 }  // namespace oxide_sim

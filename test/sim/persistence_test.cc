@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "sim_fixture.h"
+#include "wait_until.h"
 
 namespace sim_test {
 namespace {
@@ -58,7 +59,8 @@ TEST(Persistence, EverythingSurvivesARestart) {
 TEST(Persistence, SigkillMidCreateLeavesValidStates) {
   const std::string db = fresh_db("sigkill");
   {
-    SimProcess sim({"--state-db", db, "--instance-delay-ms", "5000"});
+    // The manual clock never advances here: the cut-off transitions cannot finish before the kill.
+    SimProcess sim({"--state-db", db, "--manual-clock", "--instance-delay-ms", "5000"});
     HttpClient client(sim.base_url());
     client.post("/__sim/instances",
                 {{"project", "demo"}, {"name", "vm"}, {"run_state", "stopped"}});
@@ -73,7 +75,12 @@ TEST(Persistence, SigkillMidCreateLeavesValidStates) {
       return other.post("/v1/snapshots?project=demo",
                         {{"name", "snap"}, {"description", ""}, {"disk", "done"}});
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE(WaitUntil(
+        [&]() {
+          return client.get("/v1/disks/cut-off?project=demo").status == 200 &&
+                 client.get("/v1/snapshots/snap?project=demo").status == 200;
+        },
+        std::chrono::milliseconds(10000), "the slow disk and snapshot creates to reach the sim"));
     client.post("/v1/instances/vm/start?project=demo", nlohmann::json::object());
     EXPECT_EQ(client.get("/v1/disks/cut-off?project=demo").json()["state"]["state"], "creating");
     EXPECT_EQ(client.get("/v1/disks/done?project=demo").json()["state"]["state"], "maintenance");

@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "wait_until.h"
 
 namespace sim_test {
 namespace {
@@ -87,12 +91,21 @@ int SimProcess::stop() {
   if (pid_ <= 0) return -1;
   ::kill(pid_, SIGTERM);
   int status = 0;
-  for (int i = 0; i < 500; ++i) {
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+  // The exit is the event: a pidfd becomes readable when the child exits, so poll() waits for
+  // it with the 5 s limit as a safety net (no time is measured).
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+  if (pidfd >= 0) {
+    pollfd exited{pidfd, POLLIN, 0};
+    const int ready = ::poll(&exited, 1, 5000);
+    ::close(pidfd);
+    if (ready == 1 && ::waitpid(pid_, &status, 0) == pid_) {
       pid_ = -1;
       return status;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  } else if (WaitUntil([&]() { return ::waitpid(pid_, &status, WNOHANG) == pid_; },
+                       std::chrono::milliseconds(5000), "oxide-sim to exit after SIGTERM")) {
+    pid_ = -1;  // (kernel without pidfd_open: WaitUntil's poll is the fallback)
+    return status;
   }
   ::kill(pid_, SIGKILL);
   ::waitpid(pid_, &status, 0);

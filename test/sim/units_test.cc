@@ -5,6 +5,7 @@
 #include "base64url.h"
 #include "faults.h"
 #include "ids.h"
+#include "json_reader.h"
 #include "names.h"
 #include "router.h"
 #include "url.h"
@@ -40,43 +41,64 @@ TEST(Uuid, GeneratesV4AndParsesBothForms) {
 }
 
 TEST(Names, NameOrIdPrefersUuid) {
-  std::string error;
-  auto id = parse_name_or_id("ABCDEF01-2345-4678-9ABC-DEF012345678", &error);
-  ASSERT_TRUE(id);
+  auto id = ParseNameOrId("ABCDEF01-2345-4678-9ABC-DEF012345678");
+  ASSERT_TRUE(id.ok());
   EXPECT_TRUE(id->is_id);
   EXPECT_EQ(id->value, "abcdef01-2345-4678-9abc-def012345678");
-  auto name = parse_name_or_id("pv-a", &error);
-  ASSERT_TRUE(name);
+  auto name = ParseNameOrId("pv-a");
+  ASSERT_TRUE(name.ok());
   EXPECT_FALSE(name->is_id);
-  EXPECT_FALSE(parse_name_or_id("pv_a", &error));
-  EXPECT_EQ(error,
+  auto bad = ParseNameOrId("pv_a");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
             "name contains invalid character: \"_\" (allowed characters are lowercase ASCII, "
             "digits, and \"-\")");
-  EXPECT_EQ(name_error("a\xc3\xa9"),
+  EXPECT_TRUE(ValidateName("pv-a").ok());
+  EXPECT_EQ(ValidateName("a\xc3\xa9").message(),
             "name contains invalid character: \"\xc3\xa9\" (allowed characters are lowercase "
             "ASCII, digits, and \"-\")");
 }
 
+TEST(JsonReader, ParseErrorsAreSerdeTextsWithoutThrowing) {
+  auto parsed = ParseJsonText("{\"size\": 1}");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ((*parsed)["size"], 1);
+  EXPECT_EQ(ParseJsonText("").status().message(), "EOF while parsing a value at line 1 column 0");
+  EXPECT_EQ(ParseJsonText("{\"a\": ").status().message(),
+            "EOF while parsing a value at line 1 column 6");
+  EXPECT_EQ(ParseJsonText("{\"a\": x}").status().message(), "expected value at line 1 column 7");
+  EXPECT_EQ(ParseJsonText("{\"size\": 1e999}").status().message(),
+            "number out of range at line 1 column 14");
+  auto reader = ObjectReader::Open(nlohmann::json::array(), "DiskCreate");
+  ASSERT_FALSE(reader.ok());
+  EXPECT_EQ(reader.status().message(), "invalid type: sequence, expected struct DiskCreate");
+  const nlohmann::json body = {{"size", -1}, {"name", "x"}};
+  auto fields = ObjectReader::Open(body, "DiskCreate");
+  ASSERT_TRUE(fields.ok());
+  EXPECT_EQ(fields->U64("size").status().message(), "invalid value: integer `-1`, expected u64");
+  EXPECT_EQ(fields->String("nope").status().message(), "missing field `nope`");
+}
+
 TEST(Url, SplitsDecodesAndRejectsTricks) {
-  EXPECT_EQ(split_path("/v1/disks/pv%2Da").segments,
+  EXPECT_EQ(SplitPath("/v1/disks/pv%2Da").segments,
             (std::vector<std::string>{"v1", "disks", "pv-a"}));
-  EXPECT_FALSE(split_path("/v1/%2E%2E/x").error.empty());
-  EXPECT_FALSE(split_path("/v1/a%2fb").error.empty());
-  EXPECT_FALSE(split_path("/v1/a%2").error.empty());
-  auto query = parse_query("project=demo&limit=5&x=a+b%21");
+  EXPECT_FALSE(SplitPath("/v1/%2E%2E/x").error.empty());
+  EXPECT_FALSE(SplitPath("/v1/a%2fb").error.empty());
+  EXPECT_FALSE(SplitPath("/v1/a%2").error.empty());
+  auto query = ParseQuery("project=demo&limit=5&x=a+b%21");
   ASSERT_TRUE(query);
   EXPECT_EQ(query->at(2).second, "a b!");
-  EXPECT_FALSE(parse_query("a=%zz"));
+  EXPECT_FALSE(ParseQuery("a=%zz"));
 }
 
 TEST(Router, MatchesOperationsAndMethods) {
-  auto match = match_route("POST", {"v1", "instances", "vm", "disks", "attach"});
+  auto match = MatchRoute("POST", {"v1", "instances", "vm", "disks", "attach"});
   EXPECT_EQ(match.status, RouteStatus::kMatched);
   EXPECT_EQ(match.operation, "instance_disk_attach");
   EXPECT_EQ(match.params.at("instance"), "vm");
-  EXPECT_EQ(match_route("PATCH", {"v1", "disks", "x"}).status, RouteStatus::kMethodNotAllowed);
-  EXPECT_EQ(match_route("GET", {"v1", "disks", ""}).status, RouteStatus::kNotFound);
-  EXPECT_EQ(known_operations().size(), 24U);
+  EXPECT_EQ(MatchRoute("PATCH", {"v1", "disks", "x"}).status, RouteStatus::kMethodNotAllowed);
+  EXPECT_EQ(MatchRoute("GET", {"v1", "disks", ""}).status, RouteStatus::kNotFound);
+  EXPECT_EQ(KnownOperations().size(), 24U);
 }
 
 TEST(FaultSequence, DeterministicPerSeed) {

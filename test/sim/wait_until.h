@@ -1,0 +1,18 @@
+// Test support: WaitUntil, the one bounded poll the sim tests may use, for a condition on a
+// separate oxide-sim process (which has no channel to notify the test). gtest main thread.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+namespace sim_test {
+
+// Checks `condition` until it holds; fails (with `what` in the message) once `limit` passes.
+// The limit is a safety net against a hang, not a measured time.
+::testing::AssertionResult WaitUntil(const std::function<bool()>& condition,
+                                     std::chrono::milliseconds limit, const std::string& what);
+
+}  // namespace sim_test
