@@ -2,9 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/wait_until.h"
 #include "wait_until.h"
 
 namespace sim_test {
@@ -91,20 +90,9 @@ int SimProcess::stop() {
   if (pid_ <= 0) return -1;
   ::kill(pid_, SIGTERM);
   int status = 0;
-  // The exit is the event: a pidfd becomes readable when the child exits, so poll() waits for
-  // it with the 5 s limit as a safety net (no time is measured).
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
-  if (pidfd >= 0) {
-    pollfd exited{pidfd, POLLIN, 0};
-    const int ready = ::poll(&exited, 1, 5000);
-    ::close(pidfd);
-    if (ready == 1 && ::waitpid(pid_, &status, 0) == pid_) {
-      pid_ = -1;
-      return status;
-    }
-  } else if (WaitUntil([&]() { return ::waitpid(pid_, &status, WNOHANG) == pid_; },
-                       std::chrono::milliseconds(5000), "oxide-sim to exit after SIGTERM")) {
-    pid_ = -1;  // (kernel without pidfd_open: WaitUntil's poll is the fallback)
+  // The exit is the event (a pidfd); 5 s is a safety net, not a measured time.
+  if (oxide::testing::WaitChildExit(pid_, std::chrono::milliseconds(5000), &status)) {
+    pid_ = -1;
     return status;
   }
   ::kill(pid_, SIGKILL);

@@ -1,5 +1,5 @@
-// Test support: WaitUntil, the one bounded poll the sim tests may use, for a condition on a
-// separate oxide-sim process (which has no channel to notify the test). gtest main thread.
+// Test support: WaitUntil for the sim tests, oxide::testing::WaitUntil (support/wait_until.h)
+// as a gtest assertion that names what it waited for. gtest main thread.
 #pragma once
 
 #include <gtest/gtest.h>
