@@ -133,6 +133,8 @@ class DiskSax : public nlohmann::json_sax<Json> {
       seen_[kState] = Seen::kRight;
       // A repeated "state" replaces the earlier one, as in a parsed document.
       seen_[kStateState] = seen_[kStateInstance] = Seen::kAbsent;
+      status_.clear();
+      disk_->state.instance.clear();
       in_state_ = true;
     } else {
       Value(Event::kOther);
@@ -178,7 +180,7 @@ class DiskSax : public nlohmann::json_sax<Json> {
     if (!top_is_object_) return "the body is not a JSON object";
     for (int f = kId; f < kFieldCount; ++f) {
       const FieldSpec& spec = kFields[f];
-      if (f == kStateInstance && !HoldsInstance(disk_->state.state)) continue;
+      if (f == kStateInstance && !HoldsInstance(ParsedStatus())) continue;
       if (seen_[f] == Seen::kWrong) {
         return "field \"" + std::string(spec.path) + "\" is not " + Expected(spec.kind);
       }
@@ -189,10 +191,7 @@ class DiskSax : public nlohmann::json_sax<Json> {
     return "";
   }
 
-  // Like the generic reader, which only reads "instance" for these states.
-  static bool HoldsInstance(const std::string& state) {
-    return state == "attaching" || state == "attached" || state == "detaching";
-  }
+  DiskStatus ParsedStatus() const { return ParseDiskStatus(status_); }
 
  private:
   enum class Event { kNull, kBool, kUnsigned, kString, kOther };
@@ -243,7 +242,7 @@ class DiskSax : public nlohmann::json_sax<Json> {
       case kImageId:
         return &OptionalTarget()->emplace();
       case kStateState:
-        return &disk_->state.state;
+        return &status_;
       case kStateInstance:
         return &disk_->state.instance;
       case kDiskType:
@@ -258,6 +257,7 @@ class DiskSax : public nlohmann::json_sax<Json> {
   }
 
   Disk* disk_;
+  std::string status_;  // "state.state" as Oxide spells it
   int depth_ = 0;
   Field current_ = kIgnored;
   bool in_state_ = false;
@@ -272,7 +272,9 @@ std::string ReadDiskJson(std::string_view body, Disk* disk) {
   DiskSax sax(disk);
   Json::sax_parse(body.begin(), body.end(), &sax);
   std::string problem = sax.Problem();
-  if (problem.empty() && !DiskSax::HoldsInstance(disk->state.state)) disk->state.instance.clear();
+  disk->state.status = sax.ParsedStatus();
+  // Like the generic reader, which only reads "instance" where the state holds one.
+  if (problem.empty() && !HoldsInstance(disk->state.status)) disk->state.instance.clear();
   return problem;
 }
 

@@ -92,11 +92,10 @@ void Read(FieldReader& r, Disk* d) {
   r.Unsigned("size", &d->size);
   r.Unsigned("block_size", &d->block_size);
   FieldReader state = r.Object("state");
-  state.String("state", &d->state.state);
-  const std::string& s = d->state.state;
-  if (s == "attaching" || s == "attached" || s == "detaching") {
-    state.String("instance", &d->state.instance);
-  }
+  std::string status;
+  state.String("state", &status);
+  d->state.status = ParseDiskStatus(status);
+  if (HoldsInstance(d->state.status)) state.String("instance", &d->state.instance);
   r.String("disk_type", &d->disk_type);
   r.Bool("read_only", &d->read_only);
   r.String("time_created", &d->time_created);
@@ -110,7 +109,9 @@ void Read(FieldReader& r, Snapshot* s) {
   r.String("project_id", &s->project_id);
   r.String("disk_id", &s->disk_id);
   r.Unsigned("size", &s->size);
-  r.String("state", &s->state);
+  std::string state;
+  r.String("state", &state);
+  s->state = ParseSnapshotStatus(state);
   r.String("time_created", &s->time_created);
   r.String("time_modified", &s->time_modified);
 }

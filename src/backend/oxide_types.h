@@ -7,11 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "backend/oxide_states.h"
+
 namespace oxide::backend {
 
 struct DiskState {
-  std::string state;     // "creating", "detached", "attached", "faulted", ...
-  std::string instance;  // the instance id in "attaching"/"attached"/"detaching"; else empty
+  DiskStatus status = DiskStatus::kUnknown;
+  std::string instance;  // the instance id when HoldsInstance(status); else empty
 };
 
 struct Disk {
@@ -28,7 +30,7 @@ struct Disk {
 struct Snapshot {
   std::string id, name, description, project_id, disk_id;
   uint64_t size = 0;
-  std::string state;  // "creating", "ready", "faulted", "destroyed"
+  SnapshotStatus state = SnapshotStatus::kUnknown;
   std::string time_created, time_modified;
 };
 

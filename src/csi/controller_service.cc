@@ -169,10 +169,11 @@ void ControllerService::ControllerGetVolume(
     FillVolume(*disk, response.mutable_volume());
     auto* status = response.mutable_status();
     if (!disk->state.instance.empty()) status->add_published_node_ids(disk->state.instance);
-    bool faulted = disk->state.state == "faulted";
+    bool faulted = disk->state.status == backend::DiskStatus::kFaulted;
     status->mutable_volume_condition()->set_abnormal(faulted);
     status->mutable_volume_condition()->set_message(
-        faulted ? "Oxide reports disk " + disk->name + " faulted" : "disk is " + disk->state.state);
+        faulted ? "Oxide reports disk " + disk->name + " faulted"
+                : std::string("disk is ") + backend::DiskStatusName(disk->state.status));
     shared->Ok(std::move(response));
   });
 }
@@ -194,7 +195,7 @@ void ControllerService::ListVolumes(const rpc::CallInfo&,
     FillVolume(disk, entry->mutable_volume());
     auto* status = entry->mutable_status();
     if (!disk.state.instance.empty()) status->add_published_node_ids(disk.state.instance);
-    bool faulted = disk.state.state == "faulted";
+    bool faulted = disk.state.status == backend::DiskStatus::kFaulted;
     status->mutable_volume_condition()->set_abnormal(faulted);
     if (faulted) status->mutable_volume_condition()->set_message("Oxide reports the disk faulted");
   };

@@ -37,7 +37,7 @@ void FillSnapshot(const Snapshot& snapshot, csi::v1::Snapshot* out) {
   out->set_snapshot_id(snapshot.id);
   out->set_source_volume_id(snapshot.disk_id);
   out->set_size_bytes(static_cast<int64_t>(snapshot.size));
-  out->set_ready_to_use(snapshot.state == "ready");
+  out->set_ready_to_use(snapshot.state == backend::SnapshotStatus::kReady);
   google::protobuf::Timestamp created;
   if (google::protobuf::util::TimeUtil::FromString(snapshot.time_created, &created)) {
     *out->mutable_creation_time() = created;
@@ -57,7 +57,7 @@ void ControllerService::CreateSnapshot(const rpc::CallInfo& info,
   snapshots_->Create(
       spec, AnswerBy(info, snapshots_->clock()), [shared](const engine::SnapshotResult& result) {
         if (!result.ok()) return shared->Fail(result.status());
-        if (result->state == "faulted") {
+        if (result->state == backend::SnapshotStatus::kFaulted) {
           return shared->Fail(
               Internal("Oxide reports snapshot " + result->id +
                        " faulted: taking it failed; delete it with DeleteSnapshot and "

@@ -49,12 +49,13 @@ void ControllerService::CreateFromSource(engine::CreateSpec spec,
         }
         return answer(snapshot.status());
       }
-      if (snapshot->state == "faulted") {
+      if (snapshot->state == backend::SnapshotStatus::kFaulted) {
         return answer(FailedPrecondition("Oxide reports snapshot " + id +
                                          " faulted; a volume cannot be restored from it"));
       }
-      if (snapshot->state != "ready") {
-        return answer(Unavailable("snapshot " + id + " is still being created (" + snapshot->state +
+      if (snapshot->state != backend::SnapshotStatus::kReady) {
+        return answer(Unavailable("snapshot " + id + " is still being created (" +
+                                  backend::SnapshotStatusName(snapshot->state) +
                                   "); retry once it is ready to use"));
       }
       Status fits = FitSource(&spec, snapshot->size, "snapshot " + id);

@@ -30,7 +30,7 @@ Snapshot SnapshotFromRow(const store::SnapshotRow& row) {
   snapshot.name = row.snapshot_name;
   snapshot.disk_id = row.source_volume_id;
   snapshot.size = row.size;
-  snapshot.state = row.state;
+  snapshot.state = backend::ParseSnapshotStatus(row.state);
   snapshot.time_created = row.time_created;
   return snapshot;
 }
@@ -41,7 +41,7 @@ store::SnapshotRow RowFromSnapshot(const Snapshot& snapshot, const std::string& 
           .co_name = co_name,
           .source_volume_id = snapshot.disk_id,
           .size = snapshot.size,
-          .state = snapshot.state,
+          .state = backend::SnapshotStatusName(snapshot.state),
           .time_created = snapshot.time_created,
           .polls = 0};
 }
@@ -107,7 +107,8 @@ void SnapshotEngine::Create(const SnapshotSpec& spec, Clock::TimePoint answer_by
 
 void SnapshotEngine::AnswerAccepted(const AnswerPtr& answer, const SnapshotResult& accepted) {
   if (answer->answered) return;
-  if (!accepted.ok() || accepted->state != "creating" || clock_->Now() >= answer->answer_by) {
+  if (!accepted.ok() || accepted->state != backend::SnapshotStatus::kCreating ||
+      clock_->Now() >= answer->answer_by) {
     return answer->Give(accepted);
   }
   answer->accepted = *accepted;
@@ -176,7 +177,7 @@ void SnapshotEngine::StartCreate(const SnapshotSpec& spec) {
                      .co_name = spec.co_name,
                      .source_volume_id = spec.source_volume_id,
                      .size = 0,
-                     .state = "creating",
+                     .state = backend::SnapshotStatusName(backend::SnapshotStatus::kCreating),
                      .time_created = "",
                      .polls = 0});
   }
@@ -234,8 +235,9 @@ void SnapshotEngine::Accept(const JobPtr& job, const Snapshot& snapshot) {
   tracker_.Alias(key, snapshot.id);
   store::SnapshotRow row = RowFromSnapshot(snapshot, job->spec.co_name);
   snapshots_->Put(row);
-  journal_->FinishOperation(job->op_id, kJournalDone, "snapshot " + snapshot.state);
-  if (snapshot.state == "creating") uploads_.Track(row);
+  journal_->FinishOperation(job->op_id, kJournalDone,
+                            std::string("snapshot ") + backend::SnapshotStatusName(snapshot.state));
+  if (snapshot.state == backend::SnapshotStatus::kCreating) uploads_.Track(row);
   FinishWhenRecorded(key, job->op_id, snapshot);
 }
 
@@ -363,7 +365,7 @@ void SnapshotEngine::RecoverEntry(const store::OperationRow& entry,
         }
         store::SnapshotRow seen = RowFromSnapshot(*found, row ? row->co_name : co_name);
         snapshots_->Put(seen);
-        if (seen.state == "creating") uploads_.Track(seen);
+        if (found->state == backend::SnapshotStatus::kCreating) uploads_.Track(seen);
         CloseEntry(entry.id, key, entry.kind == kCreateKind ? kJournalDone : kJournalRolledBack,
                    "reconciled with Oxide: snapshot " + seen.state);
       });

@@ -142,22 +142,23 @@ void SnapshotUploadTracker::Apply(const std::string& id, const backend::Snapshot
   if (found == tracked_.end()) return;
   Tracked& tracked = found->second;
   ++tracked.row.polls;
-  if (seen != nullptr && seen->state == "creating") {
+  if (seen != nullptr && seen->state == backend::SnapshotStatus::kCreating) {
     tracked.delay = std::min(tracked.delay * 2, options_.max);
     tracked.due = clock_->Now() + tracked.delay;
     return;
   }
   store::SnapshotRow row = tracked.row;
   if (seen != nullptr) {
-    row.state = seen->state;
+    row.state = backend::SnapshotStatusName(seen->state);
     row.size = seen->size;
     store_->Put(row);
   } else {
     store_->Remove(row.snapshot_name);
   }
-  log::Info("snapshot upload settled", {{"snapshot_id", id},
-                                        {"state", seen != nullptr ? seen->state : "deleted"},
-                                        {"polls", std::to_string(row.polls)}});
+  log::Info("snapshot upload settled",
+            {{"snapshot_id", id},
+             {"state", seen != nullptr ? backend::SnapshotStatusName(seen->state) : "deleted"},
+             {"polls", std::to_string(row.polls)}});
   std::vector<Settled> waiters = std::move(tracked.waiters);
   tracked_.erase(found);
   StatusOr<backend::Snapshot> result =

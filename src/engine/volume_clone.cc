@@ -51,11 +51,11 @@ void VolumeEngine::TakeCloneSnapshot(const JobPtr& job, const CreateSpec& spec) 
 void VolumeEngine::CreateFromCloneSnapshot(const JobPtr& job, const CreateSpec& spec,
                                            const Snapshot& snapshot,
                                            std::chrono::milliseconds delay) {
-  if (snapshot.state == "faulted") {
+  if (snapshot.state == backend::SnapshotStatus::kFaulted) {
     return Revert(job, Internal("Oxide reports the temporary snapshot " + snapshot.name +
                                 " of volume " + spec.clone_source + " faulted; retry the clone"));
   }
-  if (snapshot.state != "ready") {
+  if (snapshot.state != backend::SnapshotStatus::kReady) {
     if (clock_->Now() >= job->give_up) {
       return Revert(job, Status(StatusCode::kDeadlineExceeded,
                                 "Oxide is still taking the temporary snapshot " + snapshot.name +
@@ -93,7 +93,8 @@ void VolumeEngine::DropTemporarySnapshot(const std::string& name, Clock::TimePoi
       if (found.status().code() == StatusCode::kNotFound) return then();
       return retry(found.status());
     }
-    if (found->state == "creating") return retry(Unavailable("still being created"));
+    if (found->state == backend::SnapshotStatus::kCreating)
+      return retry(Unavailable("still being created"));
     oxide_->DeleteSnapshot(found->id, [alive, then, retry](Status deleted) {
       if (!*alive) return;
       if (deleted.ok() || deleted.code() == StatusCode::kNotFound) return then();

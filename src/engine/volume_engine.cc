@@ -20,14 +20,29 @@ constexpr const char* kDone = kJournalDone;
 constexpr const char* kFailed = kJournalFailed;
 constexpr const char* kRolledBack = kJournalRolledBack;
 
+using backend::DiskStatus;
+
+// Attached or on its way: the instance holds the disk (detaching counts as let go).
+bool IsHeld(const Disk& disk) {
+  return disk.state.status == DiskStatus::kAttached || disk.state.status == DiskStatus::kAttaching;
+}
+
 bool IsAttachedTo(const Disk& disk, const std::string& node) {
-  return (disk.state.state == "attached" || disk.state.state == "attaching") &&
-         disk.state.instance == node;
+  return IsHeld(disk) && disk.state.instance == node;
 }
 
 bool IsAttached(const Disk& disk) {
-  return disk.state.state == "attached" || disk.state.state == "attaching" ||
-         disk.state.state == "detaching";
+  return backend::HoldsInstance(disk.state.status);
+}
+
+// Still being made or repaired by Oxide: not yet a disk an operation can use.
+bool IsSettling(const Disk& disk) {
+  return disk.state.status == DiskStatus::kCreating ||
+         disk.state.status == DiskStatus::kMaintenance;
+}
+
+std::string StatusText(const Disk& disk) {
+  return backend::DiskStatusName(disk.state.status);
 }
 
 std::string GiB(uint64_t bytes) {
@@ -51,20 +66,32 @@ std::string ContentMismatch(const CreateSpec& spec, const Disk& disk) {
   return "it was not made from snapshot " + spec.snapshot_id;
 }
 
-store::VolumeRow RowFromDisk(const Disk& disk, const std::string& co_name) {
+StatusOr<store::VolumeRow> RowAfterReport(const Disk& disk, const std::string& co_name,
+                                          VolumeRowState from) {
+  StatusOr<VolumeRowState> next = NextState(
+      from, IsHeld(disk) ? VolumeEvent::kOxideReportsAttached : VolumeEvent::kOxideReportsDetached);
+  if (!next.ok()) return next.status();
+  if (!next->has_value()) return Internal("the state table dropped the row of a disk Oxide has");
   store::VolumeRow row{.disk_name = disk.name,
                        .volume_id = disk.id,
                        .co_name = co_name,
                        .size = disk.size,
                        .block_size = disk.block_size,
-                       .state = VolumeStateName(VolumeState::kCreated),
-                       .node_id = ""};
+                       .state = VolumeStateName(**next),
+                       .node_id = IsHeld(disk) ? disk.state.instance : ""};
   if (row.co_name.empty()) row.co_name = CoNameFromDescription(disk.description).value_or("");
-  if (disk.state.state == "attached" || disk.state.state == "attaching") {
-    row.state = VolumeStateName(VolumeState::kNodeReady);
-    row.node_id = disk.state.instance;
-  }
   return row;
+}
+
+StatusOr<VolumeState> RequestedState(VolumeRowState from, VolumeEvent request) {
+  StatusOr<VolumeRowState> next = NextState(from, request);
+  if (!next.ok()) return next.status();
+  if (!next->has_value()) return Internal("the state table dropped a row on a request");
+  return **next;
+}
+
+VolumeRowState StateOf(const std::optional<store::VolumeRow>& row) {
+  return row ? VolumeStateFromName(row->state) : std::nullopt;
 }
 
 VolumeEngine::VolumeEngine(Clock* clock, backend::OxideClient* oxide, store::VolumeStore* store,
@@ -167,12 +194,14 @@ void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint
   if (!spec.clone_source.empty()) job->temp_snapshot = CloneSnapshotNameFor(spec.co_name);
   job->spec = spec;
   if (!before) {
+    StatusOr<VolumeState> creating = RequestedState(std::nullopt, VolumeEvent::kCreateRequested);
+    if (!creating.ok()) return Revert(job, creating.status());
     store_->Put({.disk_name = spec.disk_name,
                  .volume_id = "",
                  .co_name = spec.co_name,
                  .size = spec.size,
                  .block_size = spec.block_size,
-                 .state = VolumeStateName(VolumeState::kCreating),
+                 .state = VolumeStateName(*creating),
                  .node_id = ""});
   }
   if (before && !before->volume_id.empty()) {
@@ -203,9 +232,7 @@ void VolumeEngine::SendCreate(const JobPtr& job, const CreateSpec& spec) {
 }
 
 void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) {
-  auto settled = [](const Disk& disk) {
-    return disk.state.state != "creating" && disk.state.state != "maintenance";
-  };
+  auto settled = [](const Disk& disk) { return !IsSettling(disk); };
   PollDisk(
       job->spec.disk_name, job->give_up, options_.poll_first, settled,
       [this, job, create_error](StatusOr<Disk> found) {
@@ -227,7 +254,6 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) 
         const Disk& disk = *found;
         tracker_.Alias(job->key, disk.id);
         std::optional<std::string> owner = CoNameFromDescription(disk.description);
-        store::VolumeRow row = RowFromDisk(disk, spec.co_name);
         if (owner != spec.co_name) {
           // Not ours (or a 64-bit hash collision): never hand out another volume's disk.
           Status clash = AlreadyExists("Oxide disk " + disk.name +
@@ -238,11 +264,15 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) 
           return Complete(job, clash, kFailed,
                           job->before ? std::optional(*job->before) : std::nullopt);
         }
-        if (disk.state.state == "faulted") {
+        VolumeRowState from =
+            job->before ? VolumeStateFromName(job->before->state) : VolumeState::kCreating;
+        StatusOr<store::VolumeRow> row = RowAfterReport(disk, spec.co_name, from);
+        if (!row.ok()) return Revert(job, row.status());
+        if (disk.state.status == DiskStatus::kFaulted) {
           return Complete(job,
                           FailedPrecondition("Oxide reports disk " + disk.name +
                                              " faulted; delete the volume and create it again"),
-                          kFailed, row);
+                          kFailed, *row);
         }
         std::string mismatch;
         if (spec.required > 0 && disk.size < spec.required) {
@@ -260,9 +290,9 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) 
                           AlreadyExists("CSI volume " + json(spec.co_name).dump() +
                                         " already exists as Oxide disk " + disk.name +
                                         " and does not match this request: " + mismatch),
-                          kFailed, row);
+                          kFailed, *row);
         }
-        Complete(job, disk, kDone, row);
+        Complete(job, disk, kDone, *row);
       });
 }
 
@@ -276,10 +306,10 @@ void VolumeEngine::Delete(const std::string& volume_id, OperationWaiter done) {
   std::optional<store::VolumeRow> before = store_->FindByVolumeId(volume_id);
   JobPtr job = StartJob(volume_id, "delete", json::object().dump(), before);
   if (before) {
-    // A row left in a transitional state (a failed commit) gives way: Oxide decides.
-    VolumeState from = VolumeStateFromName(before->state).value_or(VolumeState::kCreated);
+    // A row left in a transitional state (a failed commit) gives way too: Oxide decides.
     StatusOr<VolumeState> next =
-        NextState(IsStable(from) ? from : VolumeState::kCreated, VolumeEvent::kDeleteRequested);
+        RequestedState(VolumeStateFromName(before->state).value_or(VolumeState::kCreated),
+                       VolumeEvent::kDeleteRequested);
     if (!next.ok()) return Revert(job, next.status());
     store::VolumeRow row = *before;
     row.state = VolumeStateName(*next);
@@ -336,7 +366,7 @@ void VolumeEngine::Publish(const std::string& volume_id, const std::string& node
 void VolumeEngine::ContinuePublish(const JobPtr& job, const std::string& volume_id,
                                    const std::string& node_id, store::VolumeRow row) {
   StatusOr<VolumeState> next =
-      NextState(*VolumeStateFromName(row.state), VolumeEvent::kPublishRequested);
+      RequestedState(VolumeStateFromName(row.state), VolumeEvent::kPublishRequested);
   if (!next.ok()) return Revert(job, next.status());
   row.state = VolumeStateName(*next);
   row.node_id = node_id;
@@ -352,15 +382,19 @@ void VolumeEngine::ContinuePublish(const JobPtr& job, const std::string& volume_
             if (!IsAttachedTo(*disk, node_id)) {
               return Revert(job, Unavailable("Oxide accepted the attach of disk " + disk->name +
                                              " to instance " + node_id + " but reports it " +
-                                             disk->state.state + "; retry"));
+                                             StatusText(*disk) + "; retry"));
             }
-            store::VolumeRow published = RowFromDisk(*disk, job->before->co_name);
-            Complete(job, std::move(*disk), kDone, published);
+            StatusOr<store::VolumeRow> published =
+                RowAfterReport(*disk, job->before->co_name, VolumeState::kPublishing);
+            if (!published.ok()) return Revert(job, published.status());
+            Complete(job, std::move(*disk), kDone, *published);
           };
-          if (attached->state.state == "attached") return done(std::move(attached));
+          if (attached->state.status == DiskStatus::kAttached) {
+            return done(std::move(attached));
+          }
           PollDisk(
               volume_id, job->give_up, options_.poll_first,
-              [](const Disk& d) { return d.state.state != "attaching"; }, done);
+              [](const Disk& d) { return d.state.status != DiskStatus::kAttaching; }, done);
         });
   });
 }
@@ -401,21 +435,24 @@ void VolumeEngine::ContinueUnpublish(const JobPtr& job, const std::string& volum
                                      const std::optional<store::VolumeRow>& row) {
   if (row) {
     StatusOr<VolumeState> next =
-        NextState(*VolumeStateFromName(row->state), VolumeEvent::kUnpublishRequested);
+        RequestedState(VolumeStateFromName(row->state), VolumeEvent::kUnpublishRequested);
     if (!next.ok()) return Revert(job, next.status());
     store::VolumeRow updated = *row;
     updated.state = VolumeStateName(*next);
     store_->Put(updated);
   }
-  AfterCommit(job, [this, job, volume_id, node_id] {
+  // What the row is while the detach runs (nullopt: none was written).
+  VolumeRowState during = row ? VolumeRowState(VolumeState::kUnpublishing) : std::nullopt;
+  AfterCommit(job, [this, job, volume_id, node_id, during] {
     oxide_->DetachDisk(
         node_id, volume_id,
-        [this, alive = alive_, job, volume_id, node_id](StatusOr<Disk> detached) {
+        [this, alive = alive_, job, volume_id, node_id, during](StatusOr<Disk> detached) {
           if (!*alive) return;
           std::string co_name = job->before ? job->before->co_name : "";
-          if (detached.ok() && detached->state.state == "detached") {
-            store::VolumeRow unpublished = RowFromDisk(*detached, co_name);
-            return Complete(job, std::move(*detached), kDone, unpublished);
+          if (detached.ok() && detached->state.status == DiskStatus::kDetached) {
+            StatusOr<store::VolumeRow> unpublished = RowAfterReport(*detached, co_name, during);
+            if (!unpublished.ok()) return Revert(job, unpublished.status());
+            return Complete(job, std::move(*detached), kDone, *unpublished);
           }
           Status error = detached.status();
           bool elsewhere =
@@ -427,8 +464,8 @@ void VolumeEngine::ContinueUnpublish(const JobPtr& job, const std::string& volum
           // Gone, on another instance, or still detaching: look at the disk once more.
           PollDisk(
               volume_id, job->give_up, options_.poll_first,
-              [](const Disk& d) { return d.state.state != "detaching"; },
-              [this, job, node_id, co_name](StatusOr<Disk> disk) {
+              [](const Disk& d) { return d.state.status != DiskStatus::kDetaching; },
+              [this, job, node_id, co_name, during](StatusOr<Disk> disk) {
                 if (!disk.ok() && disk.status().code() == StatusCode::kNotFound) {
                   return Complete(job, Disk{}, kDone, std::nullopt);
                 }
@@ -437,8 +474,9 @@ void VolumeEngine::ContinueUnpublish(const JobPtr& job, const std::string& volum
                   return Revert(job, Unavailable("disk " + disk->name + " is still attached to " +
                                                  node_id + "; retry"));
                 }
-                store::VolumeRow unpublished = RowFromDisk(*disk, co_name);
-                Complete(job, std::move(*disk), kDone, unpublished);
+                StatusOr<store::VolumeRow> unpublished = RowAfterReport(*disk, co_name, during);
+                if (!unpublished.ok()) return Revert(job, unpublished.status());
+                Complete(job, std::move(*disk), kDone, *unpublished);
               });
         });
   });
@@ -456,7 +494,7 @@ void VolumeEngine::PollDisk(const std::string& disk, Clock::TimePoint give_up,
     if (clock_->Now() >= give_up) {
       return done(
           Status(StatusCode::kDeadlineExceeded,
-                 "Oxide still reports disk " + found->name + " " + found->state.state + " after " +
+                 "Oxide still reports disk " + found->name + " " + StatusText(*found) + " after " +
                      std::to_string(
                          std::chrono::duration_cast<std::chrono::seconds>(options_.operation_limit)
                              .count()) +
@@ -486,9 +524,11 @@ void VolumeEngine::Observe(
           }
           return then(disk.status(), std::nullopt);
         }
-        store::VolumeRow row = RowFromDisk(*disk, known ? known->co_name : "");
-        store_->Put(row);
-        then(std::move(disk), row);
+        StatusOr<store::VolumeRow> row =
+            RowAfterReport(*disk, known ? known->co_name : "", StateOf(known));
+        if (!row.ok()) return then(row.status(), std::nullopt);
+        store_->Put(*row);
+        then(std::move(disk), *row);
       });
 }
 
@@ -544,8 +584,7 @@ void VolumeEngine::Recover(const store::OperationRow& entry,
                                 options_.recovery_retry_max,
                                 [this, entry](auto next) { Recover(entry, next); });
     }
-    if (disk.ok() && entry.kind == "create" &&
-        (disk->state.state == "creating" || disk->state.state == "maintenance")) {
+    if (disk.ok() && entry.kind == "create" && IsSettling(*disk)) {
       delayed_.RunAfter(retry_delay, [this, entry] { Recover(entry, std::chrono::seconds(1)); });
       return;
     }
@@ -557,7 +596,13 @@ void VolumeEngine::Recover(const store::OperationRow& entry,
       if (before) store_->Remove(before->disk_name);
       return FinishRecovery(entry, state, std::nullopt, key);
     }
-    store::VolumeRow row = RowFromDisk(*disk, co_name);
+    StatusOr<store::VolumeRow> reported = RowAfterReport(*disk, co_name, StateOf(before));
+    if (!reported.ok()) {
+      return RetryRecoveryLater(delayed_, entry, {"volume_id", key}, reported.status(), retry_delay,
+                                options_.recovery_retry_max,
+                                [this, entry](auto next) { Recover(entry, next); });
+    }
+    const store::VolumeRow& row = *reported;
     const char* state = kRolledBack;
     if (entry.kind == "create") state = kDone;
     if (entry.kind == "publish" && IsAttachedTo(*disk, node)) state = kDone;

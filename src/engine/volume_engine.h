@@ -13,6 +13,7 @@
 
 #include "backend/oxide_client.h"
 #include "engine/operation_tracker.h"
+#include "engine/volume_state.h"
 #include "loop/delayed_tasks.h"
 #include "store/group_commit.h"
 #include "store/volume_store.h"
@@ -129,7 +130,12 @@ class VolumeEngine {
 // it does.
 std::string ContentMismatch(const CreateSpec& spec, const backend::Disk& disk);
 
-// The volume row that matches what Oxide reports for `disk`.
-store::VolumeRow RowFromDisk(const backend::Disk& disk, const std::string& co_name);
+// The volume row Oxide's report of `disk` leaves, moved through the state table from `from` (the
+// row's state before the report; nullopt: no row).
+StatusOr<store::VolumeRow> RowAfterReport(const backend::Disk& disk, const std::string& co_name,
+                                          VolumeRowState from);
+
+// The state of `row` (nullopt: no row, or a state name this version does not know).
+VolumeRowState StateOf(const std::optional<store::VolumeRow>& row);
 
 }  // namespace oxide::engine

@@ -6,33 +6,54 @@
 namespace oxide::engine {
 namespace {
 
-struct Transition {
-  VolumeState from;
-  VolumeEvent event;
-  VolumeState to;
-};
-
 using S = VolumeState;
 using E = VolumeEvent;
 
+constexpr VolumeRowState kNoRow = std::nullopt;
+
+struct Transition {
+  VolumeRowState from;
+  VolumeEvent event;
+  VolumeRowState to;
+};
+
 // Every legal transition; anything else is rejected. A publish or delete may start from
 // NODE_READY because Oxide, not this record, decides whether the disk may move (a re-publish to
-// the same instance is idempotent; a delete of an attached disk is refused by Oxide with the rule).
-constexpr std::array kTransitions = {
-    Transition{S::kCreating, E::kCreateConfirmed, S::kCreated},
-    Transition{S::kCreated, E::kCreateConfirmed, S::kCreated},
+// the same instance is idempotent; a delete of an attached disk is refused by Oxide with the
+// rule). A delete also takes over a row a failed commit left transitional: Oxide decides.
+constexpr std::array kRequests = {
+    Transition{kNoRow, E::kCreateRequested, S::kCreating},
     Transition{S::kCreated, E::kPublishRequested, S::kPublishing},
     Transition{S::kNodeReady, E::kPublishRequested, S::kPublishing},
-    Transition{S::kPublishing, E::kPublishConfirmed, S::kNodeReady},
     Transition{S::kCreated, E::kUnpublishRequested, S::kUnpublishing},
     Transition{S::kNodeReady, E::kUnpublishRequested, S::kUnpublishing},
-    Transition{S::kUnpublishing, E::kUnpublishConfirmed, S::kCreated},
     Transition{S::kCreated, E::kDeleteRequested, S::kDeleting},
     Transition{S::kNodeReady, E::kDeleteRequested, S::kDeleting},
+    Transition{S::kCreating, E::kDeleteRequested, S::kDeleting},
+    Transition{S::kPublishing, E::kDeleteRequested, S::kDeleting},
+    Transition{S::kUnpublishing, E::kDeleteRequested, S::kDeleting},
+    Transition{S::kDeleting, E::kDeleteRequested, S::kDeleting},
 };
+
+// Oxide's answer holds whatever the row says: from every state (and from no row) a report moves
+// the row to what Oxide reports.
+VolumeRowState Reported(VolumeEvent event) {
+  if (event == E::kOxideReportsDetached) return S::kCreated;
+  if (event == E::kOxideReportsAttached) return S::kNodeReady;
+  return kNoRow;
+}
+
+bool IsReport(VolumeEvent event) {
+  return event == E::kOxideReportsDetached || event == E::kOxideReportsAttached ||
+         event == E::kOxideReportsNoDisk;
+}
 
 constexpr std::array kStateNames = {"CREATING",   "CREATED",      "PUBLISHING",
                                     "NODE_READY", "UNPUBLISHING", "DELETING"};
+
+std::string RowStateName(VolumeRowState state) {
+  return state ? VolumeStateName(*state) : "no row";
+}
 
 }  // namespace
 
@@ -49,28 +70,31 @@ std::optional<VolumeState> VolumeStateFromName(std::string_view name) {
 
 const char* VolumeEventName(VolumeEvent event) {
   switch (event) {
-    case E::kCreateConfirmed:
-      return "create confirmed";
+    case E::kCreateRequested:
+      return "create requested";
     case E::kPublishRequested:
       return "publish requested";
-    case E::kPublishConfirmed:
-      return "publish confirmed";
     case E::kUnpublishRequested:
       return "unpublish requested";
-    case E::kUnpublishConfirmed:
-      return "unpublish confirmed";
     case E::kDeleteRequested:
       return "delete requested";
+    case E::kOxideReportsDetached:
+      return "Oxide reports the disk detached";
+    case E::kOxideReportsAttached:
+      return "Oxide reports the disk attached";
+    case E::kOxideReportsNoDisk:
+      return "Oxide reports no disk";
   }
   return "unknown event";
 }
 
-StatusOr<VolumeState> NextState(VolumeState from, VolumeEvent event) {
-  for (const Transition& t : kTransitions) {
+StatusOr<VolumeRowState> NextState(VolumeRowState from, VolumeEvent event) {
+  if (IsReport(event)) return Reported(event);
+  for (const Transition& t : kRequests) {
     if (t.from == from && t.event == event) return t.to;
   }
   return FailedPrecondition(std::string("illegal volume state transition: ") +
-                            VolumeEventName(event) + " in state " + VolumeStateName(from));
+                            VolumeEventName(event) + " in state " + RowStateName(from));
 }
 
 bool IsStable(VolumeState state) {

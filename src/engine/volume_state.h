@@ -1,6 +1,10 @@
 // The controller's half of the per-volume state machine (CSI spec figure 6): CREATED and
-// NODE_READY with the transitional states persisted before Oxide is asked, and the table of legal
-// transitions. The node service persists VOL_READY and PUBLISHED. Pure: any thread.
+// NODE_READY with the transitional states persisted before Oxide is asked, the events that move
+// a row, and the one table of legal transitions that every change of a controller row goes
+// through. "No row" is a state too (std::nullopt). Requests may start only from a stable state;
+// Oxide's answer about the disk holds in every state, because Oxide, not this record, is the
+// truth. A failed operation is not an event: its row returns to what it was before the
+// operation. The node service persists VOL_READY and PUBLISHED. Pure: any thread.
 #pragma once
 
 #include <optional>
@@ -20,21 +24,24 @@ enum class VolumeState {
 };
 
 enum class VolumeEvent {
-  kCreateConfirmed,     // Oxide reports the disk detached (or the create found it already made)
-  kPublishRequested,    // ControllerPublishVolume accepted
-  kPublishConfirmed,    // Oxide reports the disk attached to the node
-  kUnpublishRequested,  // ControllerUnpublishVolume accepted
-  kUnpublishConfirmed,  // Oxide reports the disk not attached to the node
-  kDeleteRequested,     // DeleteVolume accepted
+  kCreateRequested,       // CreateVolume of a volume this plugin has no row for
+  kPublishRequested,      // ControllerPublishVolume accepted
+  kUnpublishRequested,    // ControllerUnpublishVolume accepted
+  kDeleteRequested,       // DeleteVolume accepted
+  kOxideReportsDetached,  // Oxide answered: the disk exists and no instance holds it
+  kOxideReportsAttached,  // Oxide answered: an instance holds the disk (attaching or attached)
+  kOxideReportsNoDisk,    // Oxide answered: there is no such disk (or it was just deleted)
 };
+
+using VolumeRowState = std::optional<VolumeState>;  // nullopt: no row
 
 const char* VolumeStateName(VolumeState state);
 std::optional<VolumeState> VolumeStateFromName(std::string_view name);
 const char* VolumeEventName(VolumeEvent event);
 
-// The state after `event`, or FAILED_PRECONDITION naming the illegal transition. A failed
-// operation is not an event: it returns the volume to the stable state it started from.
-StatusOr<VolumeState> NextState(VolumeState from, VolumeEvent event);
+// The state after `event` (nullopt: the row is deleted), or FAILED_PRECONDITION naming the
+// illegal transition.
+StatusOr<VolumeRowState> NextState(VolumeRowState from, VolumeEvent event);
 
 // CREATED and NODE_READY; every other state means an operation is under way.
 bool IsStable(VolumeState state);

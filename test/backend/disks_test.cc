@@ -13,14 +13,15 @@ TEST_F(DiskTest, CreateGetByNameAndIdDelete) {
   EXPECT_EQ(created->name, "pv-a");
   EXPECT_EQ(created->size, 2 * kGiB);
   EXPECT_EQ(created->block_size, 4096U);
-  EXPECT_EQ(created->state.state, "creating");  // the 201 body is taken at insert time
+  EXPECT_EQ(created->state.status,
+            oxide::backend::DiskStatus::kCreating);  // the 201 body is taken at insert time
   EXPECT_EQ(created->disk_type, "distributed");
   EXPECT_FALSE(created->snapshot_id.has_value());
 
   auto by_name = GetDisk("pv-a");
   ASSERT_TRUE(by_name.ok()) << by_name.status().ToString();
   EXPECT_EQ(by_name->id, created->id);
-  EXPECT_EQ(by_name->state.state, "detached");
+  EXPECT_EQ(by_name->state.status, oxide::backend::DiskStatus::kDetached);
   auto by_id = GetDisk(created->id);
   ASSERT_TRUE(by_id.ok()) << by_id.status().ToString();
   EXPECT_EQ(by_id->name, "pv-a");

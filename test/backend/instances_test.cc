@@ -38,7 +38,7 @@ TEST_F(InstanceTest, AttachListDetachOnAStoppedInstance) {
   ASSERT_TRUE(disk.ok());
   auto attached = Attach(*this, "node-1", "pv-a");
   ASSERT_TRUE(attached.ok()) << attached.status().ToString();
-  EXPECT_EQ(attached->state.state, "attached");
+  EXPECT_EQ(attached->state.status, oxide::backend::DiskStatus::kAttached);
   EXPECT_EQ(attached->state.instance, id);
   // Attaching again to the same instance succeeds (Oxide is idempotent here).
   EXPECT_TRUE(Attach(*this, id, disk->id).ok());
@@ -55,7 +55,7 @@ TEST_F(InstanceTest, AttachListDetachOnAStoppedInstance) {
 
   auto detached = Detach(*this, id, "pv-a");
   ASSERT_TRUE(detached.ok()) << detached.status().ToString();
-  EXPECT_EQ(detached->state.state, "detached");
+  EXPECT_EQ(detached->state.status, oxide::backend::DiskStatus::kDetached);
   EXPECT_TRUE(detached->state.instance.empty());
   EXPECT_TRUE(Detach(*this, id, "pv-a").ok());  // detaching a detached disk succeeds
 }

@@ -39,9 +39,44 @@ TEST(Parsing, DiskWithUnknownFieldsIgnored) {
   auto disk = ParseDisk("get disk", With(json));
   ASSERT_TRUE(disk.ok()) << disk.status().ToString();
   EXPECT_EQ(disk->size, 10737418240U);
-  EXPECT_EQ(disk->state.state, "attached");
+  EXPECT_EQ(disk->state.status, oxide::backend::DiskStatus::kAttached);
   EXPECT_EQ(disk->state.instance, "0b6c0000-0000-4000-8000-000000000000");
   EXPECT_FALSE(disk->snapshot_id.has_value());
+}
+
+TEST(Parsing, EveryOxideDiskStateIsParsedOnceAndAnUnknownOneIsNeitherAttachedNorDetached) {
+  const std::vector<std::pair<std::string, DiskStatus>> states = {
+      {"creating", DiskStatus::kCreating},
+      {"detached", DiskStatus::kDetached},
+      {"import_ready", DiskStatus::kImportReady},
+      {"importing_from_url", DiskStatus::kImportingFromUrl},
+      {"importing_from_bulk_writes", DiskStatus::kImportingFromBulkWrites},
+      {"finalizing", DiskStatus::kFinalizing},
+      {"maintenance", DiskStatus::kMaintenance},
+      {"attaching", DiskStatus::kAttaching},
+      {"attached", DiskStatus::kAttached},
+      {"detaching", DiskStatus::kDetaching},
+      {"destroyed", DiskStatus::kDestroyed},
+      {"faulted", DiskStatus::kFaulted},
+      {"resizing", DiskStatus::kUnknown},  // not in this plugin's API version
+  };
+  for (const auto& [text, status] : states) {
+    SCOPED_TRACE(text);
+    Json json = DiskJson();
+    json["state"]["state"] = text;
+    auto disk = ParseDisk("get disk", With(json));
+    ASSERT_TRUE(disk.ok()) << disk.status().ToString();
+    EXPECT_EQ(disk->state.status, status);
+    EXPECT_EQ(disk->state.instance.empty(), !HoldsInstance(status));
+    if (status != DiskStatus::kUnknown) {
+      EXPECT_EQ(DiskStatusName(status), text);
+    }
+  }
+  EXPECT_EQ(DiskStatusName(DiskStatus::kUnknown), std::string("unknown"));
+  for (const char* text : {"creating", "ready", "faulted", "destroyed"}) {
+    EXPECT_EQ(SnapshotStatusName(ParseSnapshotStatus(text)), std::string(text));
+  }
+  EXPECT_EQ(ParseSnapshotStatus("Ready"), SnapshotStatus::kUnknown);
 }
 
 TEST(Parsing, MissingOrMistypedRequiredFieldIsInternal) {
@@ -112,10 +147,10 @@ void ExpectSameAsPageReader(const std::string& body) {
   const Disk& a = *streamed;
   const Disk& b = generic->items[0];
   EXPECT_EQ(std::tie(a.id, a.name, a.description, a.project_id, a.snapshot_id, a.image_id, a.size,
-                     a.block_size, a.state.state, a.state.instance, a.disk_type, a.read_only,
+                     a.block_size, a.state.status, a.state.instance, a.disk_type, a.read_only,
                      a.time_created, a.time_modified),
             std::tie(b.id, b.name, b.description, b.project_id, b.snapshot_id, b.image_id, b.size,
-                     b.block_size, b.state.state, b.state.instance, b.disk_type, b.read_only,
+                     b.block_size, b.state.status, b.state.instance, b.disk_type, b.read_only,
                      b.time_created, b.time_modified))
       << body;
 }

@@ -105,7 +105,7 @@ TEST_F(RetryTest, AttachIsRetriedBecauseOxideMakesItIdempotent) {
   auto again =
       Await<Disk>([&](Done<Disk> done) { client().AttachDisk("node-1", "pv-a", std::move(done)); });
   ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_EQ(again->state.state, "attached");
+  EXPECT_EQ(again->state.status, oxide::backend::DiskStatus::kAttached);
 }
 
 TEST_F(RetryTest, ConnectionRefusedIsUnavailableAfterRetries) {

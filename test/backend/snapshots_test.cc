@@ -20,7 +20,7 @@ TEST_F(SnapshotTest, CreateGetListDeleteAndRestoreIntoADisk) {
   ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
   EXPECT_EQ(snapshot->disk_id, disk->id);
   EXPECT_EQ(snapshot->size, 2 * kGiB);
-  EXPECT_EQ(snapshot->state, "ready");
+  EXPECT_EQ(snapshot->state, oxide::backend::SnapshotStatus::kReady);
 
   for (const std::string& key : {std::string("snap-a"), snapshot->id}) {
     auto got =

@@ -90,7 +90,8 @@ TEST_F(TransportTest, OneHandleCarriesEveryKindOfRequestInTurnOverOneConnection)
     auto attached =
         Await<Disk>([&](Done<Disk> done) { client().AttachDisk(node, "pv-a", std::move(done)); });
     ASSERT_TRUE(attached.ok()) << attached.status().ToString();
-    EXPECT_EQ(GetDisk("pv-a")->state.state, "attached");  // a GET after a POST with a body
+    EXPECT_EQ(GetDisk("pv-a")->state.status,
+              oxide::backend::DiskStatus::kAttached);  // a GET after a POST with a body
     auto detached =
         Await<Disk>([&](Done<Disk> done) { client().DetachDisk(node, "pv-a", std::move(done)); });
     ASSERT_TRUE(detached.ok()) << detached.status().ToString();

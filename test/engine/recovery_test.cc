@@ -84,7 +84,7 @@ TEST_F(RecoveryTest, ACreateStillRunningInOxideIsWaitedFor) {
                         std::move(done));
   });
   ASSERT_TRUE(disk.ok());
-  ASSERT_EQ(disk->state.state, "creating");
+  ASSERT_EQ(disk->state.status, oxide::backend::DiskStatus::kCreating);
   CrashedWith("create", disk->name, R"({"co_name":"pvc-r3"})", std::nullopt);
   EXPECT_EQ(Recover(), "done");
   EXPECT_EQ(store_->FindByDiskName(disk->name)->state, "CREATED");
@@ -137,7 +137,8 @@ TEST_F(RecoveryTest, APublishThatDidNotHappenIsRolledBack) {
               RowFor(*disk, "PUBLISHING", node));
   EXPECT_EQ(Recover(), "rolled_back");
   EXPECT_EQ(store_->FindByVolumeId(disk->id)->state, "CREATED");
-  EXPECT_EQ(GetDisk(disk->id)->state.state, "detached") << "recovery never attaches";
+  EXPECT_EQ(GetDisk(disk->id)->state.status, oxide::backend::DiskStatus::kDetached)
+      << "recovery never attaches";
 }
 
 TEST_F(RecoveryTest, AnUnpublishThatHappenedIsCompleted) {

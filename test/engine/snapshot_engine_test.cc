@@ -97,7 +97,8 @@ class SnapshotEngineTest : public backend_test::BackendTest {
           std::move(done));
     });
     EXPECT_TRUE(created.ok()) << created.status().ToString();
-    EXPECT_EQ(created.ok() ? created->state : "", "creating");
+    EXPECT_EQ(created.ok() ? created->state : oxide::backend::SnapshotStatus::kUnknown,
+              oxide::backend::SnapshotStatus::kCreating);
     oxide::store::SnapshotRow row = RowFromSnapshot(created.ok() ? *created : Snapshot{}, co_name);
     snapshots_->Put(row);
     commit_->Flush();
@@ -166,7 +167,7 @@ TEST_F(SnapshotEngineTest, AFewPendingSnapshotsAreAskedOneByOneAndFaultedOnesSet
   ASSERT_TRUE(RunUntil([&] { return uploads.tracking() == 0; }, 10s));
   ASSERT_EQ(settled.size(), 1u);
   ASSERT_TRUE(settled[0].ok());
-  EXPECT_EQ(settled[0]->state, "faulted");
+  EXPECT_EQ(settled[0]->state, oxide::backend::SnapshotStatus::kFaulted);
   commit_->Flush();
   EXPECT_EQ(RowState(first.snapshot_name), "faulted");
   EXPECT_EQ(RowState(second.snapshot_name), "ready");
@@ -183,14 +184,14 @@ TEST_F(SnapshotEngineTest, CreateAnswersNotReadyByItsDeadlineThenReady) {
   ASSERT_TRUE(RunUntil([&] { return early.has_value(); }, 5s));
   EXPECT_LE(clock().Now() - started, 300ms) << "answered by its deadline";
   ASSERT_TRUE(early->ok()) << early->status().ToString();
-  EXPECT_EQ((*early)->state, "creating");
+  EXPECT_EQ((*early)->state, oxide::backend::SnapshotStatus::kCreating);
   EXPECT_TRUE(engine_->uploads().IsTracking((*early)->id));
   Freeze(spec.snapshot_name, false);
   std::optional<SnapshotResult> later;
   engine_->Create(spec, clock().Now() + 5s, [&](const SnapshotResult& r) { later = r; });
   ASSERT_TRUE(RunUntil([&] { return later.has_value(); }, 6s));
   ASSERT_TRUE(later->ok());
-  EXPECT_EQ((*later)->state, "ready");
+  EXPECT_EQ((*later)->state, oxide::backend::SnapshotStatus::kReady);
   EXPECT_EQ((*later)->id, (*early)->id);
   EXPECT_EQ(CountRequests("POST", "snapshot_create"), 1);
 }

@@ -18,7 +18,7 @@ TEST_F(EngineTest, CreateMakesOneDetachedDiskAndRecordsIt) {
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_EQ(created->name, DiskNameFor("pvc-a"));
   EXPECT_EQ(created->size, 2 * kGiB);
-  EXPECT_EQ(created->state.state, "detached");
+  EXPECT_EQ(created->state.status, oxide::backend::DiskStatus::kDetached);
   EXPECT_EQ(CoNameFromDescription(created->description), "pvc-a");
   auto row = store_->FindByVolumeId(created->id);
   ASSERT_TRUE(row.has_value());
@@ -133,7 +133,7 @@ TEST_F(EngineTest, ACreateWaitsWhileOxideReportsTheDiskCreating) {
   control().put("/__sim/config", {{"create_delay_ms", 300}, {"async", true}});
   auto created = CreateNow(Spec("pvc-slow"));
   ASSERT_TRUE(created.ok()) << created.status().ToString();
-  EXPECT_EQ(created->state.state, "detached");
+  EXPECT_EQ(created->state.status, oxide::backend::DiskStatus::kDetached);
   EXPECT_GE(CountRequests("GET", "disk_view"), 2) << "polled until detached";
 }
 
@@ -183,7 +183,7 @@ TEST_F(EngineTest, UnpublishWithoutANodeDetachesFromWhicheverHoldsIt) {
   auto created = CreateNow(Spec("pvc-any"));
   ASSERT_TRUE(PublishNow(created->id, node).ok());
   ASSERT_TRUE(UnpublishNow(created->id, "").ok());
-  EXPECT_EQ(GetDisk(created->id)->state.state, "detached");
+  EXPECT_EQ(GetDisk(created->id)->state.status, oxide::backend::DiskStatus::kDetached);
   EXPECT_EQ(store_->FindByVolumeId(created->id)->state, "CREATED");
 }
 

@@ -21,7 +21,7 @@ bool SameDisk(const Disk& a, const Disk& b) {
   return a.id == b.id && a.name == b.name && a.description == b.description &&
          a.project_id == b.project_id && a.snapshot_id == b.snapshot_id &&
          a.image_id == b.image_id && a.size == b.size && a.block_size == b.block_size &&
-         a.state.state == b.state.state && a.state.instance == b.state.instance &&
+         a.state.status == b.state.status && a.state.instance == b.state.instance &&
          a.disk_type == b.disk_type && a.read_only == b.read_only &&
          a.time_created == b.time_created && a.time_modified == b.time_modified;
 }
