@@ -79,7 +79,10 @@ class NodeVolumeEngine {
               std::function<void(StatusOr<VolumeHealth>)> done);
 
   using Tracker = BasicOperationTracker<Status>;
-  const Tracker& tracker() const { return tracker_; }
+  const Tracker& tracker() const {
+    affinity_.Check("NodeVolumeEngine::tracker");
+    return tracker_;
+  }
 
  private:
   // Each runs an admitted operation; `finish` ends it (once) with its outcome.
