@@ -4,6 +4,7 @@
 
 #include "config/validation.h"
 #include "csi/csi_context_keys.h"
+#include "csi/handler_install.h"
 #include "csi/paged_listing.h"
 #include "csi/request_checks.h"
 #include "csi/volume_request.h"
@@ -254,25 +255,19 @@ void ControllerService::ControllerGetCapabilities(
 }
 
 void ControllerService::Register(rpc::CsiHandlers& handlers) {
-#define OXIDE_INSTALL(name)                                       \
-  handlers.name = [this](auto& info, auto& request, auto reply) { \
-    affinity_.Check("ControllerService::" #name);                 \
-    name(info, request, std::move(reply));                        \
-  };
-  OXIDE_INSTALL(CreateVolume)
-  OXIDE_INSTALL(DeleteVolume)
-  OXIDE_INSTALL(ControllerPublishVolume)
-  OXIDE_INSTALL(ControllerUnpublishVolume)
-  OXIDE_INSTALL(ValidateVolumeCapabilities)
-  OXIDE_INSTALL(ListVolumes)
-  OXIDE_INSTALL(GetCapacity)
-  OXIDE_INSTALL(ControllerGetCapabilities)
-  OXIDE_INSTALL(ControllerGetVolume)
-  OXIDE_INSTALL(CreateSnapshot)
-  OXIDE_INSTALL(DeleteSnapshot)
-  OXIDE_INSTALL(ListSnapshots)
-  OXIDE_INSTALL(GetSnapshot)
-#undef OXIDE_INSTALL
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, CreateVolume);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, DeleteVolume);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, ControllerPublishVolume);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, ControllerUnpublishVolume);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, ValidateVolumeCapabilities);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, ListVolumes);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, GetCapacity);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, ControllerGetCapabilities);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, ControllerGetVolume);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, CreateSnapshot);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, DeleteSnapshot);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, ListSnapshots);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, ControllerService, GetSnapshot);
 }
 
 }  // namespace oxide::csi_adapter

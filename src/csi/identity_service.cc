@@ -1,5 +1,6 @@
 #include "csi/identity_service.h"
 
+#include "csi/handler_install.h"
 #include "version.h"
 
 namespace oxide::csi_adapter {
@@ -46,18 +47,9 @@ void IdentityService::Probe(const rpc::CallInfo&, const csi::v1::ProbeRequest&,
 }
 
 void IdentityService::Register(rpc::CsiHandlers& handlers) {
-  handlers.GetPluginInfo = [this](auto& info, auto& request, auto reply) {
-    affinity_.Check("IdentityService::GetPluginInfo");
-    GetPluginInfo(info, request, std::move(reply));
-  };
-  handlers.GetPluginCapabilities = [this](auto& info, auto& request, auto reply) {
-    affinity_.Check("IdentityService::GetPluginCapabilities");
-    GetPluginCapabilities(info, request, std::move(reply));
-  };
-  handlers.Probe = [this](auto& info, auto& request, auto reply) {
-    affinity_.Check("IdentityService::Probe");
-    Probe(info, request, std::move(reply));
-  };
+  OXIDE_CSI_INSTALL_HANDLER(handlers, IdentityService, GetPluginInfo);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, IdentityService, GetPluginCapabilities);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, IdentityService, Probe);
 }
 
 }  // namespace oxide::csi_adapter

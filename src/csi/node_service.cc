@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <tuple>
 
+#include "csi/handler_install.h"
 #include "csi/node_requests.h"
 #include "csi/request_checks.h"
 #include "engine/node_reconciler.h"
@@ -164,19 +165,13 @@ void NodeService::NodeGetVolumeStats(const rpc::CallInfo&,
 }
 
 void NodeService::Register(rpc::CsiHandlers& handlers) {
-#define OXIDE_NODE_HANDLER(name)                                  \
-  handlers.name = [this](auto& info, auto& request, auto reply) { \
-    affinity_.Check("NodeService::" #name);                       \
-    name(info, request, std::move(reply));                        \
-  };
-  OXIDE_NODE_HANDLER(NodeGetInfo)
-  OXIDE_NODE_HANDLER(NodeGetCapabilities)
-  OXIDE_NODE_HANDLER(NodeStageVolume)
-  OXIDE_NODE_HANDLER(NodeUnstageVolume)
-  OXIDE_NODE_HANDLER(NodePublishVolume)
-  OXIDE_NODE_HANDLER(NodeUnpublishVolume)
-  OXIDE_NODE_HANDLER(NodeGetVolumeStats)
-#undef OXIDE_NODE_HANDLER
+  OXIDE_CSI_INSTALL_HANDLER(handlers, NodeService, NodeGetInfo);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, NodeService, NodeGetCapabilities);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, NodeService, NodeStageVolume);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, NodeService, NodeUnstageVolume);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, NodeService, NodePublishVolume);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, NodeService, NodeUnpublishVolume);
+  OXIDE_CSI_INSTALL_HANDLER(handlers, NodeService, NodeGetVolumeStats);
 }
 
 }  // namespace oxide::csi_adapter

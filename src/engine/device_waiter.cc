@@ -18,6 +18,7 @@ struct DeviceWaiter::Pending {
 };
 
 void DeviceWaiter::Wait(const std::string& serial, Done done) {
+  affinity_.Check("DeviceWaiter::Wait");
   if (cancelled_) {
     done(Unavailable("the plugin is shutting down; retry the call"));
     return;
@@ -66,6 +67,11 @@ void DeviceWaiter::Finish(Pending* pending, StatusOr<node::BlockDevice> result) 
 }
 
 void DeviceWaiter::CancelAll() {
+  affinity_.Check("DeviceWaiter::CancelAll");
+  CancelPending();
+}
+
+void DeviceWaiter::CancelPending() {
   cancelled_ = true;
   while (!pending_.empty()) {
     Finish(*pending_.begin(), Unavailable("the plugin is shutting down; retry the call"));

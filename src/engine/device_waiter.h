@@ -13,6 +13,7 @@
 #include <string>
 
 #include "loop/clock.h"
+#include "loop/loop_affinity.h"
 #include "node/node_os.h"
 #include "util/status.h"
 
@@ -26,7 +27,9 @@ class DeviceWaiter {
   // `clock` and `os` outlive the waiter.
   DeviceWaiter(uv_loop_t* loop, Clock* clock, node::NodeOs* os, std::chrono::seconds max_wait)
       : loop_(loop), clock_(clock), os_(os), max_wait_(max_wait) {}
-  ~DeviceWaiter() { CancelAll(); }
+  // Ends the waits still pending, like CancelAll() (unchecked: it may run off the loop thread
+  // once the loop has stopped).
+  ~DeviceWaiter() { CancelPending(); }
   DeviceWaiter(const DeviceWaiter&) = delete;
   DeviceWaiter& operator=(const DeviceWaiter&) = delete;
 
@@ -38,6 +41,7 @@ class DeviceWaiter {
 
  private:
   struct Pending;
+  void CancelPending();
   void Scan(Pending* pending);
   void Finish(Pending* pending, StatusOr<node::BlockDevice> result);
 
@@ -47,6 +51,7 @@ class DeviceWaiter {
   std::chrono::seconds max_wait_;
   std::set<Pending*> pending_;
   bool cancelled_ = false;
+  LoopAffinity affinity_;
 };
 
 }  // namespace oxide::engine

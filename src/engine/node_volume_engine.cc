@@ -20,6 +20,32 @@ bool HasState(const std::optional<StagingRow>& row, NodeVolumeState state) {
   return row && StateOf(row->state) == state;
 }
 
+// What Move() needs of each kind of row: how an error names it, and how it is written (`keep`)
+// or deleted.
+std::string Named(const StagingRow& row) {
+  return "volume " + row.volume_id;
+}
+
+std::string Named(const PublicationRow& row) {
+  return "target " + row.target_path;
+}
+
+void Record(store::NodeVolumeStore* store, const StagingRow& row, bool keep) {
+  if (keep) {
+    store->PutStaging(row);
+  } else {
+    store->DeleteStaging(row.volume_id);
+  }
+}
+
+void Record(store::NodeVolumeStore* store, const PublicationRow& row, bool keep) {
+  if (keep) {
+    store->PutPublication(row);
+  } else {
+    store->DeletePublication(row.target_path);
+  }
+}
+
 Status DatabaseFailed(const Status& committed) {
   return Unavailable("the node's state database failed: " + committed.message());
 }
@@ -50,29 +76,12 @@ void NodeVolumeEngine::Run(const std::string& volume_id, const std::string& kind
   start([this, volume_id](const Status& outcome) { tracker_.Finish(volume_id, outcome); });
 }
 
-Status NodeVolumeEngine::Move(StagingRow& row, NodeVolumeEvent event) {
+template <typename Row>
+Status NodeVolumeEngine::Move(Row& row, NodeVolumeEvent event) {
   StatusOr<NodeRowState> next = NextNodeState(StateOf(row.state), event);
-  if (!next.ok()) return Internal(next.status().message() + " (volume " + row.volume_id + ")");
-  if (*next) {
-    row.state = NodeVolumeStateName(**next);
-    store_->PutStaging(row);
-  } else {
-    row.state.clear();
-    store_->DeleteStaging(row.volume_id);
-  }
-  return Status::Ok();
-}
-
-Status NodeVolumeEngine::Move(PublicationRow& row, NodeVolumeEvent event) {
-  StatusOr<NodeRowState> next = NextNodeState(StateOf(row.state), event);
-  if (!next.ok()) return Internal(next.status().message() + " (target " + row.target_path + ")");
-  if (*next) {
-    row.state = NodeVolumeStateName(**next);
-    store_->PutPublication(row);
-  } else {
-    row.state.clear();
-    store_->DeletePublication(row.target_path);
-  }
+  if (!next.ok()) return Internal(next.status().message() + " (" + Named(row) + ")");
+  row.state = *next ? NodeVolumeStateName(**next) : "";
+  Record(store_, row, next->has_value());
   return Status::Ok();
 }
 

@@ -79,7 +79,10 @@ class NodeVolumeEngine {
               std::function<void(StatusOr<VolumeHealth>)> done);
 
   using Tracker = BasicOperationTracker<Status>;
-  const Tracker& tracker() const { return tracker_; }
+  const Tracker& tracker() const {
+    affinity_.Check("NodeVolumeEngine::tracker");
+    return tracker_;
+  }
 
  private:
   // Each runs an admitted operation; `finish` ends it (once) with its outcome.
@@ -97,10 +100,10 @@ class NodeVolumeEngine {
   // call joined an identical one or was refused.
   void Run(const std::string& volume_id, const std::string& kind, const std::string& fingerprint,
            Done done, const std::function<void(Done)>& start);
-  // Moves a row along the state table and writes (or deletes) it; INTERNAL when the table
-  // forbids the move.
-  Status Move(store::StagingRow& row, NodeVolumeEvent event);
-  Status Move(store::PublicationRow& row, NodeVolumeEvent event);
+  // Moves a row (a StagingRow or a PublicationRow) along the state table and writes (or deletes)
+  // it; INTERNAL when the table forbids the move.
+  template <typename Row>
+  Status Move(Row& row, NodeVolumeEvent event);
   // Runs `next` once every row written so far is durable; when the commit failed, `finish` gets
   // UNAVAILABLE instead. Side effects wait for their intent.
   void WhenDurable(Done finish, std::function<void()> next);

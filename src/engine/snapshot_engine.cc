@@ -87,6 +87,7 @@ SnapshotEngine::~SnapshotEngine() {
 
 void SnapshotEngine::Create(const SnapshotSpec& spec, Clock::TimePoint answer_by,
                             SnapshotWaiter done) {
+  affinity_.Check("SnapshotEngine::Create");
   auto answer = std::make_shared<Answer>();
   answer->spec = spec;
   answer->answer_by = answer_by;
@@ -268,6 +269,7 @@ void SnapshotEngine::Fail(const JobPtr& job, const Status& error) {
 // ---- DeleteSnapshot -------------------------------------------------------------------------
 
 void SnapshotEngine::Delete(const std::string& snapshot_id, SnapshotWaiter done) {
+  affinity_.Check("SnapshotEngine::Delete");
   if (tracker_.Admit(snapshot_id, "DeleteSnapshot", "", std::move(done)) !=
       BasicOperationTracker<SnapshotResult>::Admission::kStart) {
     return;
@@ -315,6 +317,7 @@ void SnapshotEngine::FinishDelete(const std::string& snapshot_id, int64_t op_id,
 // ---- recovery -------------------------------------------------------------------------------
 
 size_t SnapshotEngine::RecoverUnfinished() {
+  affinity_.Check("SnapshotEngine::RecoverUnfinished");
   size_t found = 0;
   for (const store::OperationRow& entry : journal_->UnfinishedOperations()) {
     if (entry.kind != kCreateKind && entry.kind != kDeleteKind) continue;

@@ -17,6 +17,7 @@
 #include "engine/operation_tracker.h"
 #include "engine/snapshot_upload_tracker.h"
 #include "loop/delayed_tasks.h"
+#include "loop/loop_affinity.h"
 #include "store/group_commit.h"
 #include "store/snapshot_store.h"
 #include "store/volume_store.h"
@@ -56,10 +57,16 @@ class SnapshotEngine {
   // recorded as `creating`. Returns how many journal entries were found.
   size_t RecoverUnfinished();
 
-  const BasicOperationTracker<SnapshotResult>& tracker() const { return tracker_; }
-  // The clock `answer_by` is on.
+  const BasicOperationTracker<SnapshotResult>& tracker() const {
+    affinity_.Check("SnapshotEngine::tracker");
+    return tracker_;
+  }
+  // The clock `answer_by` is on (a pointer fixed at construction: not checked).
   Clock& clock() const { return *clock_; }
-  SnapshotUploadTracker& uploads() { return uploads_; }
+  SnapshotUploadTracker& uploads() {
+    affinity_.Check("SnapshotEngine::uploads");
+    return uploads_;
+  }
 
  private:
   struct Job;
@@ -98,6 +105,7 @@ class SnapshotEngine {
   BasicOperationTracker<SnapshotResult> tracker_{"snapshot"};
   SnapshotUploadTracker uploads_;
   DelayedTasks delayed_;
+  LoopAffinity affinity_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

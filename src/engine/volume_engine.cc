@@ -178,6 +178,7 @@ void VolumeEngine::Revert(const JobPtr& job, const Status& error) {
 
 void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint,
                           OperationWaiter done) {
+  affinity_.Check("VolumeEngine::Create");
   if (tracker_.Admit(spec.disk_name, "CreateVolume", fingerprint, std::move(done)) !=
       OperationTracker::Admission::kStart) {
     return;
@@ -299,6 +300,7 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) 
 // ---- DeleteVolume ---------------------------------------------------------------------------
 
 void VolumeEngine::Delete(const std::string& volume_id, OperationWaiter done) {
+  affinity_.Check("VolumeEngine::Delete");
   if (tracker_.Admit(volume_id, "DeleteVolume", "", std::move(done)) !=
       OperationTracker::Admission::kStart) {
     return;
@@ -344,6 +346,7 @@ void VolumeEngine::ContinueDelete(const JobPtr& job, const std::string& volume_i
 
 void VolumeEngine::Publish(const std::string& volume_id, const std::string& node_id,
                            const std::string& fingerprint, OperationWaiter done) {
+  affinity_.Check("VolumeEngine::Publish");
   if (tracker_.Admit(volume_id, "ControllerPublishVolume", fingerprint, std::move(done)) !=
       OperationTracker::Admission::kStart) {
     return;
@@ -403,6 +406,7 @@ void VolumeEngine::ContinuePublish(const JobPtr& job, const std::string& volume_
 
 void VolumeEngine::Unpublish(const std::string& volume_id, const std::string& node_id,
                              OperationWaiter done) {
+  affinity_.Check("VolumeEngine::Unpublish");
   if (tracker_.Admit(volume_id, "ControllerUnpublishVolume", node_id, std::move(done)) !=
       OperationTracker::Admission::kStart) {
     return;
@@ -535,6 +539,7 @@ void VolumeEngine::Observe(
 // ---- recovery -------------------------------------------------------------------------------
 
 size_t VolumeEngine::RecoverUnfinished() {
+  affinity_.Check("VolumeEngine::RecoverUnfinished");
   store_->PruneFinished(int64_t{7} * 24 * 3600 * 1000);
   std::vector<store::OperationRow> entries;
   for (store::OperationRow& entry : store_->UnfinishedOperations()) {

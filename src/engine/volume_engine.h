@@ -15,6 +15,7 @@
 #include "engine/operation_tracker.h"
 #include "engine/volume_state.h"
 #include "loop/delayed_tasks.h"
+#include "loop/loop_affinity.h"
 #include "store/group_commit.h"
 #include "store/volume_store.h"
 
@@ -60,7 +61,10 @@ class VolumeEngine {
   // CO) until its entry is closed. Returns how many entries were found.
   size_t RecoverUnfinished();
 
-  const OperationTracker& tracker() const { return tracker_; }
+  const OperationTracker& tracker() const {
+    affinity_.Check("VolumeEngine::tracker");
+    return tracker_;
+  }
 
  private:
   struct Job {
@@ -123,6 +127,7 @@ class VolumeEngine {
   EngineOptions options_;
   OperationTracker tracker_;
   DelayedTasks delayed_;
+  LoopAffinity affinity_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "loop/clock.h"
+#include "loop/loop_affinity.h"
 
 namespace oxide {
 
@@ -18,12 +19,17 @@ class DelayedTasks {
   DelayedTasks& operator=(const DelayedTasks&) = delete;
 
   void RunAfter(std::chrono::milliseconds delay, std::function<void()> task);
-  size_t pending() const { return timers_.size(); }
+  size_t pending() const {
+    affinity_.Check("DelayedTasks::pending");
+    return timers_.size();
+  }
+  // A pointer fixed at construction: not checked.
   Clock& clock() { return *clock_; }
 
  private:
   Clock* clock_;
   std::unordered_set<Clock::TimerId> timers_;
+  LoopAffinity affinity_;
 };
 
 }  // namespace oxide

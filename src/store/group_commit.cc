@@ -37,7 +37,7 @@ GroupCommit::GroupCommit(uv_loop_t* loop, StateDb* db, std::function<uint64_t()>
 }
 
 GroupCommit::~GroupCommit() {
-  Flush();
+  FlushPending();
   thread_.reset();
   char longest[32], total[32];
   std::snprintf(longest, sizeof longest, "%.3f", stats_.longest_commit_ms);
@@ -71,12 +71,14 @@ void GroupCommit::OnHeartbeat(uv_timer_t* timer) {
 }
 
 uint64_t GroupCommit::Write(WriteStep write) {
+  affinity_.Check("GroupCommit::Write");
   open_.writes.push_back(std::move(write));
   Arm();
   return open_.seq;
 }
 
 void GroupCommit::WhenDurable(std::function<void(Status)> done) {
+  affinity_.Check("GroupCommit::WhenDurable");
   if (open_.writes.empty() && !submitted_.empty()) {
     submitted_.back().waiters.push_back(std::move(done));
     return;
@@ -182,6 +184,11 @@ void GroupCommit::Finish(const CommitOutcome& outcome) {
 }
 
 void GroupCommit::Flush() {
+  affinity_.Check("GroupCommit::Flush");
+  FlushPending();
+}
+
+void GroupCommit::FlushPending() {
   while (!open_.writes.empty() || !open_.waiters.empty() || !submitted_.empty()) {
     SubmitOpenBatch();
     thread_->WaitIdle();
@@ -190,6 +197,7 @@ void GroupCommit::Flush() {
 }
 
 Status GroupCommit::Health(uint64_t limit_ms) const {
+  affinity_.Check("GroupCommit::Health");
   if (submitted_.empty()) return Status::Ok();
   const uint64_t running = now_ms_() - submitted_.front().submitted_ms;
   if (running <= limit_ms) return Status::Ok();

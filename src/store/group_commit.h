@@ -12,7 +12,8 @@
 // time of the disk taking writes again, without waiting for a call to write). Stores keep their
 // rows in MirrorTables and tell them each batch's outcome through OnBatchDone listeners.
 //
-// Loop thread only, except as noted.
+// Loop thread only, except as noted; in checked builds (loop/loop_affinity.h) the loop-thread
+// entries abort when called from another thread.
 #pragma once
 
 #include <uv.h>
@@ -24,6 +25,7 @@
 #include <mutex>
 #include <vector>
 
+#include "loop/loop_affinity.h"
 #include "store/commit_thread.h"
 #include "store/state_db.h"
 #include "util/status.h"
@@ -47,8 +49,9 @@ class GroupCommit {
   // `now_ms`: the clock Health() measures a running commit with (default: the loop's).
   GroupCommit(uv_loop_t* loop, StateDb* db, std::function<uint64_t()> now_ms = nullptr,
               uint64_t heartbeat_period_ms = 500);
-  // Commits what is pending (Flush), stops the store thread, logs the figures and closes its loop
-  // handles (the loop must run once more to free them).
+  // Commits what is pending (as Flush() does), stops the store thread, logs the figures and closes
+  // its loop handles (the loop must run once more to free them). Not checked: the owner may
+  // destroy it on another thread once the loop has stopped.
   ~GroupCommit();
   GroupCommit(const GroupCommit&) = delete;
   GroupCommit& operator=(const GroupCommit&) = delete;
@@ -61,7 +64,9 @@ class GroupCommit {
   // the end of this loop turn with OK.
   void WhenDurable(std::function<void(Status)> done);
   // `listener` is called for every batch, in order, once its outcome is known (before the
-  // batch's WhenDurable callbacks). Returns an id for RemoveBatchListener.
+  // batch's WhenDurable callbacks). Returns an id for RemoveBatchListener. Not checked: stores
+  // register in their constructors and unregister in their destructors (BatchListener), which
+  // may run on another thread before the loop starts or after it has stopped.
   uint64_t AddBatchListener(std::function<void(uint64_t batch, bool ok)> listener);
   void RemoveBatchListener(uint64_t id);
 
@@ -71,11 +76,19 @@ class GroupCommit {
 
   // FAILED_PRECONDITION when a commit has been running for longer than `limit_ms` (a hung disk).
   Status Health(uint64_t limit_ms = 10000) const;
-  const CommitStats& stats() const { return stats_; }
+  const CommitStats& stats() const {
+    affinity_.Check("GroupCommit::stats");
+    return stats_;
+  }
   // Batches handed to the store thread whose outcome has not been taken yet.
-  size_t batches_in_flight() const { return submitted_.size(); }
+  size_t batches_in_flight() const {
+    affinity_.Check("GroupCommit::batches_in_flight");
+    return submitted_.size();
+  }
 
  private:
+  friend class BatchListener;  // flushes from its destructor (FlushPending)
+
   struct Batch {
     uint64_t seq = 0;
     uint64_t submitted_ms = 0;  // now_ms_() when handed to the store thread
@@ -91,6 +104,8 @@ class GroupCommit {
   void TakeOutcomes();
   void Finish(const CommitOutcome& outcome);
   static void OnHeartbeat(uv_timer_t* timer);
+  // Flush() without the thread check, for the destructors (ours and BatchListener's).
+  void FlushPending();
 
   StateDb* db_;
   uv_loop_t* loop_;
@@ -108,6 +123,7 @@ class GroupCommit {
   std::vector<std::pair<uint64_t, std::function<void(uint64_t, bool)>>> listeners_;
   uint64_t next_listener_ = 1;
   CommitStats stats_;
+  LoopAffinity affinity_;
 
   std::mutex outcomes_mutex_;
   std::vector<CommitOutcome> outcomes_;  // guarded by outcomes_mutex_; from the store thread
@@ -122,7 +138,7 @@ class BatchListener {
   BatchListener(GroupCommit* commit, std::function<void(uint64_t batch, bool ok)> listener)
       : commit_(commit), id_(commit->AddBatchListener(std::move(listener))) {}
   ~BatchListener() {
-    commit_->Flush();
+    commit_->FlushPending();
     commit_->RemoveBatchListener(id_);
   }
   BatchListener(const BatchListener&) = delete;

@@ -72,15 +72,18 @@ void NodeVolumeStore::Load(sqlite3* db) {
 }
 
 std::optional<StagingRow> NodeVolumeStore::GetStaging(const std::string& volume_id) const {
+  affinity_.Check("NodeVolumeStore::GetStaging");
   const StagingRow* row = stagings_.Find(volume_id);
   return row ? std::optional<StagingRow>(*row) : std::nullopt;
 }
 
 std::vector<StagingRow> NodeVolumeStore::ListStagings() const {
+  affinity_.Check("NodeVolumeStore::ListStagings");
   return Values(stagings_.rows());
 }
 
 void NodeVolumeStore::PutStaging(const StagingRow& row) {
+  affinity_.Check("NodeVolumeStore::PutStaging");
   uint64_t batch = commit_->Write([this, row, now = int64_t{std::time(nullptr)}](sqlite3* db) {
     return put_staging_.Bind(1, row.volume_id)
         .Bind(2, row.staging_path)
@@ -98,6 +101,7 @@ void NodeVolumeStore::PutStaging(const StagingRow& row) {
 }
 
 void NodeVolumeStore::DeleteStaging(const std::string& volume_id) {
+  affinity_.Check("NodeVolumeStore::DeleteStaging");
   uint64_t batch = commit_->Write(
       [this, volume_id](sqlite3* db) { return delete_staging_.Bind(1, volume_id).Run(db); });
   stagings_.Write(batch, volume_id, std::nullopt);
@@ -105,15 +109,18 @@ void NodeVolumeStore::DeleteStaging(const std::string& volume_id) {
 
 std::optional<PublicationRow> NodeVolumeStore::GetPublication(
     const std::string& target_path) const {
+  affinity_.Check("NodeVolumeStore::GetPublication");
   const PublicationRow* row = publications_.Find(target_path);
   return row ? std::optional<PublicationRow>(*row) : std::nullopt;
 }
 
 std::vector<PublicationRow> NodeVolumeStore::ListPublications() const {
+  affinity_.Check("NodeVolumeStore::ListPublications");
   return Values(publications_.rows());
 }
 
 std::vector<PublicationRow> NodeVolumeStore::PublicationsOf(const std::string& volume_id) const {
+  affinity_.Check("NodeVolumeStore::PublicationsOf");
   std::vector<PublicationRow> rows;
   for (const auto& [target, row] : publications_.rows()) {
     if (row.volume_id == volume_id) rows.push_back(row);
@@ -122,6 +129,7 @@ std::vector<PublicationRow> NodeVolumeStore::PublicationsOf(const std::string& v
 }
 
 void NodeVolumeStore::PutPublication(const PublicationRow& row) {
+  affinity_.Check("NodeVolumeStore::PutPublication");
   uint64_t batch = commit_->Write([this, row, now = int64_t{std::time(nullptr)}](sqlite3* db) {
     return put_publication_.Bind(1, row.target_path)
         .Bind(2, row.volume_id)
@@ -136,6 +144,7 @@ void NodeVolumeStore::PutPublication(const PublicationRow& row) {
 }
 
 void NodeVolumeStore::DeletePublication(const std::string& target_path) {
+  affinity_.Check("NodeVolumeStore::DeletePublication");
   uint64_t batch = commit_->Write([this, target_path](sqlite3* db) {
     return delete_publication_.Bind(1, target_path).Run(db);
   });

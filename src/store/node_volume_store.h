@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "loop/loop_affinity.h"
 #include "store/group_commit.h"
 #include "store/mirror_table.h"
 #include "store/sqlite_handle.h"
@@ -69,7 +70,8 @@ class NodeVolumeStore {
   void PutPublication(const PublicationRow& row);
   void DeletePublication(const std::string& target_path);
 
-  // OK when the rows were all read at construction; otherwise the plugin must not start.
+  // OK when the rows were all read at construction; otherwise the plugin must not start. Fixed
+  // at construction, so not checked: it is read right after the constructor, on its thread.
   const Status& load_status() const { return load_status_; }
 
  private:
@@ -81,6 +83,7 @@ class NodeVolumeStore {
   MirrorTable<std::string, PublicationRow> publications_;  // by target path
   // Prepared at start; used by the store thread only afterwards.
   Statement put_staging_, delete_staging_, put_publication_, delete_publication_;
+  LoopAffinity affinity_;
   BatchListener listener_;  // last: commits what is pending before the statements go
 };
 

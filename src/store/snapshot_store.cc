@@ -38,16 +38,19 @@ SnapshotStore::SnapshotStore(StateDb* db, GroupCommit* commit)
 }
 
 std::optional<SnapshotRow> SnapshotStore::FindByName(const std::string& snapshot_name) const {
+  affinity_.Check("SnapshotStore::FindByName");
   const SnapshotRow* row = snapshots_.Find(snapshot_name);
   return row ? std::optional<SnapshotRow>(*row) : std::nullopt;
 }
 
 std::optional<SnapshotRow> SnapshotStore::FindById(const std::string& snapshot_id) const {
+  affinity_.Check("SnapshotStore::FindById");
   const SnapshotRow* row = snapshots_.FindUnique(snapshot_id);
   return row ? std::optional<SnapshotRow>(*row) : std::nullopt;
 }
 
 std::vector<SnapshotRow> SnapshotStore::Creating() const {
+  affinity_.Check("SnapshotStore::Creating");
   std::vector<SnapshotRow> rows;
   for (const auto& [name, row] : snapshots_.rows()) {
     if (row.state == "creating") rows.push_back(row);
@@ -56,6 +59,7 @@ std::vector<SnapshotRow> SnapshotStore::Creating() const {
 }
 
 void SnapshotStore::Put(const SnapshotRow& row) {
+  affinity_.Check("SnapshotStore::Put");
   uint64_t batch = commit_->Write([this, row, now = NowMs()](sqlite3* db) {
     return put_.Bind(1, row.snapshot_name)
         .Bind(2, row.snapshot_id)
@@ -72,6 +76,7 @@ void SnapshotStore::Put(const SnapshotRow& row) {
 }
 
 void SnapshotStore::Remove(const std::string& snapshot_name) {
+  affinity_.Check("SnapshotStore::Remove");
   uint64_t batch = commit_->Write(
       [this, snapshot_name](sqlite3* db) { return remove_.Bind(1, snapshot_name).Run(db); });
   snapshots_.Write(batch, snapshot_name, std::nullopt);

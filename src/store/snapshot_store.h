@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "loop/loop_affinity.h"
 #include "store/group_commit.h"
 #include "store/mirror_table.h"
 #include "store/sqlite_handle.h"
@@ -40,7 +41,8 @@ class SnapshotStore {
   // Every snapshot Oxide last reported as still being created.
   std::vector<SnapshotRow> Creating() const;
 
-  // OK when the rows were all read at construction; otherwise the plugin must not start.
+  // OK when the rows were all read at construction; otherwise the plugin must not start. Fixed
+  // at construction, so not checked: it is read right after the constructor, on its thread.
   const Status& load_status() const { return load_status_; }
 
  private:
@@ -48,6 +50,7 @@ class SnapshotStore {
   Status load_status_;
   MirrorTable<std::string, SnapshotRow> snapshots_{&SnapshotRow::snapshot_id};
   Statement put_, remove_;  // prepared at start; used by the store thread only afterwards
+  LoopAffinity affinity_;
   BatchListener listener_;  // last: commits what is pending before the statements go
 };
 

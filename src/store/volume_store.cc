@@ -89,16 +89,19 @@ void VolumeStore::Load(sqlite3* db) {
 }
 
 std::optional<VolumeRow> VolumeStore::FindByDiskName(const std::string& disk_name) const {
+  affinity_.Check("VolumeStore::FindByDiskName");
   const VolumeRow* row = volumes_.Find(disk_name);
   return row ? std::optional<VolumeRow>(*row) : std::nullopt;
 }
 
 std::optional<VolumeRow> VolumeStore::FindByVolumeId(const std::string& volume_id) const {
+  affinity_.Check("VolumeStore::FindByVolumeId");
   const VolumeRow* row = volumes_.FindUnique(volume_id);
   return row ? std::optional<VolumeRow>(*row) : std::nullopt;
 }
 
 std::vector<VolumeRow> VolumeStore::AllVolumes() const {
+  affinity_.Check("VolumeStore::AllVolumes");
   std::vector<VolumeRow> rows;
   rows.reserve(volumes_.rows().size());
   for (const auto& [disk_name, row] : volumes_.rows())
@@ -107,6 +110,7 @@ std::vector<VolumeRow> VolumeStore::AllVolumes() const {
 }
 
 void VolumeStore::Put(const VolumeRow& row) {
+  affinity_.Check("VolumeStore::Put");
   const int64_t now = wall_ms_();
   uint64_t batch = commit_->Write([this, row, now](sqlite3* db) {
     for (Statement* write : {&update_, &put_}) {
@@ -128,6 +132,7 @@ void VolumeStore::Put(const VolumeRow& row) {
 }
 
 void VolumeStore::Remove(const std::string& disk_name) {
+  affinity_.Check("VolumeStore::Remove");
   uint64_t batch =
       commit_->Write([this, disk_name](sqlite3* db) { return remove_.Bind(1, disk_name).Run(db); });
   volumes_.Write(batch, disk_name, std::nullopt);
@@ -135,6 +140,7 @@ void VolumeStore::Remove(const std::string& disk_name) {
 
 int64_t VolumeStore::BeginOperation(const std::string& kind, const std::string& volume,
                                     const std::string& args) {
+  affinity_.Check("VolumeStore::BeginOperation");
   OperationRow row{.id = next_operation_id_++,
                    .kind = kind,
                    .volume = volume,
@@ -156,6 +162,7 @@ int64_t VolumeStore::BeginOperation(const std::string& kind, const std::string& 
 
 void VolumeStore::FinishOperation(int64_t id, const std::string& state,
                                   const std::string& outcome) {
+  affinity_.Check("VolumeStore::FinishOperation");
   uint64_t batch = commit_->Write([this, id, state, outcome, now = wall_ms_()](sqlite3* db) {
     return finish_op_.Bind(1, id).Bind(2, state).Bind(3, outcome).Bind(4, now).Run(db);
   });
@@ -163,6 +170,7 @@ void VolumeStore::FinishOperation(int64_t id, const std::string& state,
 }
 
 std::vector<OperationRow> VolumeStore::UnfinishedOperations() const {
+  affinity_.Check("VolumeStore::UnfinishedOperations");
   std::vector<OperationRow> rows;
   for (const auto& [id, row] : unfinished_.rows())
     rows.push_back(row);
@@ -170,11 +178,13 @@ std::vector<OperationRow> VolumeStore::UnfinishedOperations() const {
 }
 
 std::optional<OperationRow> VolumeStore::FindUnfinishedOperation(int64_t id) const {
+  affinity_.Check("VolumeStore::FindUnfinishedOperation");
   const OperationRow* row = unfinished_.Find(id);
   return row ? std::optional<OperationRow>(*row) : std::nullopt;
 }
 
 void VolumeStore::PruneFinished(int64_t age_ms) {
+  affinity_.Check("VolumeStore::PruneFinished");
   commit_->Write([this, before = wall_ms_() - age_ms](sqlite3* db) {
     Status pruned = prune_.Bind(1, before).Run(db);
     if (pruned.ok() && sqlite3_changes(db) > 0) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "loop/loop_affinity.h"
 #include "store/group_commit.h"
 #include "store/mirror_table.h"
 #include "store/sqlite_handle.h"
@@ -59,7 +60,8 @@ class VolumeStore {
   std::optional<OperationRow> FindUnfinishedOperation(int64_t id) const;
   // Forgets finished operations older than `age_ms` (logs how many once committed).
   void PruneFinished(int64_t age_ms);
-  // OK when the rows were all read at construction; otherwise the plugin must not start.
+  // OK when the rows were all read at construction; otherwise the plugin must not start. Fixed
+  // at construction, so not checked: it is read right after the constructor, on its thread.
   const Status& load_status() const { return load_status_; }
 
  private:
@@ -73,6 +75,7 @@ class VolumeStore {
   std::function<int64_t()> wall_ms_;  // called on the loop thread only
   // Prepared at start; used by the store thread only afterwards.
   Statement update_, put_, remove_, begin_op_, finish_op_, prune_;
+  LoopAffinity affinity_;
   BatchListener listener_;  // last: commits what is pending before the statements go
 };
 

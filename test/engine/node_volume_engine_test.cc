@@ -11,12 +11,9 @@
 
 #include "engine/node_volume_state.h"
 #include "fake_node_os.h"
-#include "loop/event_loop.h"
-#include "store/group_commit.h"
 #include "store/node_volume_store.h"
-#include "store/state_db.h"
 #include "support/manual_clock.h"
-#include "support/temp_dir.h"
+#include "support/state_db_fixture.h"
 
 namespace engine_test {
 namespace {
@@ -29,13 +26,10 @@ using Call = FakeNodeOs::Call;
 
 constexpr const char* kSerial = "csi-0123456789abcdef";
 
-class NodeVolumeEngineTest : public ::testing::Test {
+class NodeVolumeEngineTest : public oxide::testing::StateDbFixture {
  protected:
   void SetUp() override {
-    auto opened = oxide::store::StateDb::Open(dir_.File("state.db"));
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    db_ = std::move(*opened);
-    commit_ = std::make_unique<oxide::store::GroupCommit>(loop_.uv(), db_.get());
+    ASSERT_NO_FATAL_FAILURE(OpenStateDb());
     store_ = std::make_unique<oxide::store::NodeVolumeStore>(db_.get(), commit_.get());
     // No wait: a device that is not there is NOT_FOUND at once (the waiting itself is
     // DeviceWaiter's and is tested with the real plugin in test/node).
@@ -48,19 +42,9 @@ class NodeVolumeEngineTest : public ::testing::Test {
     engine_.reset();
     waiter_.reset();
     store_.reset();
-    commit_.reset();
-    db_.reset();
-    loop_.Stop();
-    loop_.Run();
+    StateDbFixture::TearDown();
   }
 
-  // Runs loop turns, each waiting for an event (a worker's result, a commit, a wake from the
-  // fake), until `done` holds.
-  template <typename Predicate>
-  void RunUntil(Predicate done) {
-    while (!done())
-      uv_run(loop_.uv(), UV_RUN_ONCE);
-  }
   Status Wait(const std::optional<Status>& result) {
     RunUntil([&] { return result.has_value(); });
     return *result;
@@ -91,22 +75,15 @@ class NodeVolumeEngineTest : public ::testing::Test {
   }
   // The staging row's state as the database file holds it ("none": no row).
   std::string DurableStagingState() {
-    commit_->Flush();
-    oxide::store::Statement read(db_->handle(),
-                                 "SELECT state FROM node_stagings WHERE volume_id = 'vol-1'");
-    return read.Step() == SQLITE_ROW ? read.ColumnText(0) : "none";
+    return DurableText("SELECT state FROM node_stagings WHERE volume_id = ?1", "vol-1");
   }
   std::string PublicationState() {
     auto row = store_->GetPublication(dir_.File("target"));
     return row ? row->state : "none";
   }
 
-  oxide::testing::TempDir dir_;
-  oxide::EventLoop loop_;
   oxide::testing::ManualClock clock_;  // no timer runs: the device wait is 0 s
   FakeNodeOs os_{[this] { loop_.Post([] {}); }};
-  std::unique_ptr<oxide::store::StateDb> db_;
-  std::unique_ptr<oxide::store::GroupCommit> commit_;
   std::unique_ptr<oxide::store::NodeVolumeStore> store_;
   std::unique_ptr<DeviceWaiter> waiter_;
   std::unique_ptr<NodeVolumeEngine> engine_;

@@ -9,12 +9,9 @@
 #include <optional>
 
 #include "csi/node_service.h"
-#include "loop/event_loop.h"
-#include "store/group_commit.h"
 #include "store/node_volume_store.h"
-#include "store/state_db.h"
 #include "support/faulty_vfs.h"
-#include "support/temp_dir.h"
+#include "support/state_db_fixture.h"
 
 namespace oxide::engine {
 namespace {
@@ -37,34 +34,18 @@ bool Exists(const std::string& path) {
   return stat(path.c_str(), &info) == 0;
 }
 
-class NodeDurabilityTest : public ::testing::Test {
+class NodeDurabilityTest : public testing::StateDbFixture {
  protected:
   void SetUp() override {
     FaultyVfs::Install();
     settings_.instance_id = "11111111-2222-3333-4444-555555555555";
     settings_.sysfs_root = dir_.File("sys");
-    auto opened = store::StateDb::Open(dir_.File("state.db"), FaultyVfs::kName);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    db_ = std::move(*opened);
-    commit_ = std::make_unique<store::GroupCommit>(loop_.uv(), db_.get());
+    ASSERT_NO_FATAL_FAILURE(OpenStateDb(FaultyVfs::kName));
   }
   void TearDown() override {
     FaultyVfs::ReleaseSyncs();
     node_.reset();
-    commit_.reset();
-    db_.reset();
-    loop_.Stop();
-    loop_.Run();
-  }
-  // Runs loop turns (waiting for events) until `done` holds.
-  template <typename Predicate>
-  void RunUntil(Predicate done) {
-    while (!done())
-      uv_run(loop_.uv(), UV_RUN_ONCE);
-  }
-  void Turns(int count) {
-    for (int i = 0; i < count; ++i)
-      uv_run(loop_.uv(), UV_RUN_NOWAIT);
+    StateDbFixture::TearDown();
   }
   // A publication row of `volume_id` as NodePublishVolume leaves it, at a target directory that
   // holds no mount (nothing to unmount), committed; then the node service starts. Returns the
@@ -86,19 +67,11 @@ class NodeDurabilityTest : public ::testing::Test {
     return target;
   }
   std::string PublicationState(const std::string& target) {
-    commit_->Flush();
-    store::Statement read(db_->handle(),
-                          "SELECT state FROM node_publications WHERE target_path = ?1");
-    read.Bind(1, target);
-    return read.Step() == SQLITE_ROW ? read.ColumnText(0) : "none";
+    return DurableText("SELECT state FROM node_publications WHERE target_path = ?1", target);
   }
 
-  oxide::testing::TempDir dir_;
   Settings settings_;
-  EventLoop loop_;
   LoopClock clock_{loop_.uv()};
-  std::unique_ptr<store::StateDb> db_;
-  std::unique_ptr<store::GroupCommit> commit_;
   std::unique_ptr<csi_adapter::NodeService> node_;
 };
 

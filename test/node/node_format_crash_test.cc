@@ -111,14 +111,27 @@ class FormatCrashTest : public NodeTest {
     ASSERT_TRUE(throttle_.Add(plugin_->pid()));
   }
 
-  // SIGKILL to the plugin and, in the same instant, to the mkfs it runs.
+  // SIGKILL to the plugin and, in the same instant, to the mkfs it runs; returns once both have
+  // exited. A killed mkfs holds its device (opened O_EXCL) until it has exited, and that can be
+  // long after the plugin: throttled with it, it runs its exit (and the flush of what it wrote,
+  // at its last close of the device) at 3% of a CPU. The next mkfs of the device would find it
+  // "apparently in use by the system" meanwhile.
   void KillPluginWithItsMkfs() {
     std::vector<pid_t> children = ChildrenOf(plugin_->pid());
+    std::vector<int> exits;  // pidfds, taken before the kill: a reaped pid may be reused
+    for (pid_t child : children)
+      exits.push_back(OpenPidFd(child));
     plugin_->Signal(SIGKILL);
     for (pid_t child : children)
       kill(child, SIGKILL);
     plugin_->WaitExit();
     plugin_.reset();
+    for (size_t i = 0; i < children.size(); ++i) {
+      if (exits[i] < 0) continue;  // gone (reaped by the plugin) before its pidfd was taken
+      EXPECT_TRUE(WaitPidFdExit(exits[i], 30s))
+          << "the killed child " << children[i] << " of the plugin has not exited";
+      close(exits[i]);
+    }
   }
 
   CpuThrottle throttle_{3};

@@ -1,17 +1,34 @@
 #include "support/loop_disk.h"
 
+#include <fcntl.h>
 #include <sys/mount.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "support/temp_dir.h"
+#include "support/wait_until.h"
 
 namespace oxide::testing {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// Whether nothing holds `node` exclusively (a mount, an mkfs, a tool a udev rule runs): mkfs
+// opens the device O_EXCL and refuses it ("apparently in use by the system") otherwise.
+bool Unclaimed(const std::string& node) {
+  const int fd = open(node.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+}  // namespace
 
 int Shell(const std::string& command, std::string* output) {
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");
@@ -34,6 +51,11 @@ LoopDisk::LoopDisk(const std::string& image, const std::string& sysfs_root,
   while (!out.empty() && out.back() == '\n')
     out.pop_back();
   node_ = out;
+  // Where udev runs, attaching raised events whose rules probe the new device: the device is
+  // handed over once udev has handled them and nothing holds it. The wait for the claim is a
+  // check (a released claim raises no event), with a time limit as a safety net only.
+  Shell("if command -v udevadm >/dev/null; then udevadm settle --timeout=10; fi");
+  settled_ = WaitUntil([this] { return Unclaimed(node_); }, std::chrono::seconds(10));
   if (!serial.empty()) Show(serial);
 }
 

@@ -36,6 +36,18 @@ int OpenPidFd(pid_t pid) {
 #endif
 }
 
+bool WaitPidFdExit(int pidfd, std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    pollfd exited{pidfd, POLLIN, 0};
+    const int ready =
+        poll(&exited, 1, static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT_MAX)));
+    if (ready > 0) return true;
+    if (left.count() <= 0 || (ready < 0 && errno != EINTR)) return false;
+  }
+}
+
 bool WaitChildExit(pid_t pid, std::chrono::milliseconds limit, int* status) {
   auto reaped = [pid, status] { return waitpid(pid, status, WNOHANG) == pid; };
   auto not_ours = [pid] {
@@ -47,14 +59,7 @@ bool WaitChildExit(pid_t pid, std::chrono::milliseconds limit, int* status) {
   if (not_ours()) return false;
   const int pidfd = OpenPidFd(pid);
   if (pidfd < 0) return WaitUntil(reaped, limit);  // no pidfd: kernel < 5.3
-  const auto deadline = Clock::now() + limit;
-  for (;;) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    pollfd exited{pidfd, POLLIN, 0};
-    const int ready =
-        poll(&exited, 1, static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT_MAX)));
-    if (ready > 0 || left.count() <= 0 || (ready < 0 && errno != EINTR)) break;
-  }
+  WaitPidFdExit(pidfd, limit);
   close(pidfd);
   return reaped();
 }
