@@ -185,8 +185,8 @@ TEST_F(FormatCrashTest, AFormatKilledWithThePluginIsDoneAgainByTheRetry) {
     // Fault injection, not a wait: the sleep *is* the moment of the kill, 20 or 60 ms past the
     // first data (the throttled mkfs writes on through it).
     if (moment == Moment::kFirstDataPlus20 || moment == Moment::kFirstDataPlus60) {
-      // The kill moment under test; no event marks it (see above).
-      std::this_thread::sleep_for(moment == Moment::kFirstDataPlus20 ? 20ms : 60ms);
+      const auto kill_moment = moment == Moment::kFirstDataPlus20 ? 20ms : 60ms;
+      std::this_thread::sleep_for(kill_moment);  // fault injection: no event marks this moment
     }
     KillPluginWithItsMkfs();
     EXPECT_FALSE(first.get().ok());

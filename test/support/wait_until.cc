@@ -22,7 +22,8 @@ bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds
     if (now >= deadline) return condition();
     // The one poll of the tests: used only for events that raise no notification a test can
     // block on (a request reaching the simulator, a row or a file appearing, a device written).
-    std::this_thread::sleep_for(std::min<Clock::duration>(poll, deadline - now));
+    const auto pause = std::min<Clock::duration>(poll, deadline - now);
+    std::this_thread::sleep_for(pause);  // polling: the awaited state raises no notification
   }
   return true;
 }
