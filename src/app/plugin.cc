@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "app/memory_trim.h"
 #include "backend/curl_library.h"
@@ -18,6 +19,7 @@
 #include "loop/clock.h"
 #include "loop/event_loop.h"
 #include "loop/turn_monitor.h"
+#include "node/instance_identity.h"
 #include "rpc/csi_server.h"
 #include "store/group_commit.h"
 #include "store/state_db.h"
@@ -77,6 +79,21 @@ int RunPlugin(const Settings& settings) {
     log::Error("cannot start: " + error);
     return 2;
   }
+  // The node id, before anything else is built: on the main thread with no loop running yet, so
+  // the Kubernetes source's blocking libcurl call (bounded by its timeouts) holds up nothing.
+  std::optional<node::NodeIdentity> identity;
+  if (settings.ServesNode()) {
+    StatusOr<node::NodeIdentity> resolved = node::ResolveNodeIdentity(settings);
+    if (!resolved.ok()) {
+      log::Error("cannot start: " + resolved.status().message());
+      return 2;
+    }
+    identity = *resolved;
+    if (!identity->earlier_failures.empty()) {
+      log::Warn("instance id sources listed before " + identity->source + " failed",
+                {{"failures", identity->earlier_failures}});
+    }
+  }
   if (settings.ServesNode()) {
     // Node operations (mkfs, mount, device scans) run on libuv's worker pool; 4 workers would
     // serialise a node staging many volumes at once. Set before the pool's first use.
@@ -132,14 +149,14 @@ int RunPlugin(const Settings& settings) {
     credentials = std::make_unique<engine::OxideCredentialsCheck>(&clock, oxide.get());
     health.push_back([check = credentials.get()] { return check->Health(); });
   }
-  csi_adapter::IdentityService identity(settings, std::move(health));
-  identity.Register(handlers);
+  csi_adapter::IdentityService identity_service(settings, std::move(health));
+  identity_service.Register(handlers);
 
   std::unique_ptr<csi_adapter::NodeService> node;
   if (settings.ServesNode()) {
     int max_volumes = csi_adapter::NodeService::MaxVolumesPerNode(settings);
-    node = std::make_unique<csi_adapter::NodeService>(settings, &loop, &clock, db, max_volumes,
-                                                      commit.get());
+    node = std::make_unique<csi_adapter::NodeService>(settings, identity->node_id, &loop, &clock,
+                                                      db, max_volumes, commit.get());
     // Before serving: rows left by a crash are completed or rolled back from the mounts.
     Status reconciled = node->Reconcile();
     if (!reconciled.ok()) {
@@ -147,7 +164,8 @@ int RunPlugin(const Settings& settings) {
       return 2;
     }
     node->Register(handlers);
-    log::Info("node service ready", {{"instance_id", settings.instance_id},
+    log::Info("node service ready", {{"node_id", identity->node_id},
+                                     {"instance_id_source", identity->source},
                                      {"max_volumes_per_node", std::to_string(max_volumes)},
                                      {"sysfs_root", settings.sysfs_root}});
   }

@@ -23,6 +23,7 @@ std::string Resolve(void* handle, CurlLibrary* library) {
   find(&library->easy_init, "curl_easy_init");
   find(&library->easy_setopt, "curl_easy_setopt");
   find(&library->easy_getinfo, "curl_easy_getinfo");
+  find(&library->easy_perform, "curl_easy_perform");
   find(&library->easy_cleanup, "curl_easy_cleanup");
   find(&library->easy_strerror, "curl_easy_strerror");
   find(&library->multi_init, "curl_multi_init");

@@ -15,6 +15,7 @@ struct CurlLibrary {
   decltype(&::curl_easy_init) easy_init;
   decltype(&::curl_easy_setopt) easy_setopt;
   decltype(&::curl_easy_getinfo) easy_getinfo;
+  decltype(&::curl_easy_perform) easy_perform;  // blocking: start-up only (node identity)
   decltype(&::curl_easy_cleanup) easy_cleanup;
   decltype(&::curl_easy_strerror) easy_strerror;
   decltype(&::curl_multi_init) multi_init;

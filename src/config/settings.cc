@@ -2,13 +2,17 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <optional>
 #include <sstream>
 
 #include "config/validation.h"
+#include "util/utf8_cut.h"
 
 extern char** environ;
 
@@ -22,6 +26,7 @@ struct Option {
   const char* default_text;
   const char* help;
   std::function<Status(Settings&, const std::string&)> apply;
+  bool hidden = false;  // for tests; not listed by --help
 };
 
 Status Invalid(const char* flag, const std::string& why) {
@@ -223,19 +228,60 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseBool("oxide-insecure", v, &s.oxide_insecure);
        }},
-      {"instance-id", "OXIDE_INSTANCE_ID", "UUID", "(node: this or --instance-metadata-file)",
-       "id of the Oxide instance this node runs on (the CSI node id)",
+      {"instance-id", "OXIDE_INSTANCE_ID", "UUID", "(none)",
+       "node: id of the Oxide instance this node runs on (the CSI node id); the env source",
        [](Settings& s, const std::string& v) {
          if (!IsUuid(v)) return Invalid("instance-id", "\"" + v + "\" is not a UUID");
          s.instance_id = ToLower(v);
          return Status::Ok();
        }},
       {"instance-metadata-file", nullptr, "PATH", "(none)",
-       "KEY=VALUE file with OXIDE_INSTANCE_ID=<uuid>, e.g. written by an init container",
+       "node: KEY=VALUE file with OXIDE_INSTANCE_ID=<uuid>, e.g. written by an init container; "
+       "the file source (read at start; a missing file is skipped)",
        [](Settings& s, const std::string& v) {
          s.instance_metadata_file = v;
          return Status::Ok();
        }},
+      {"instance-id-source", "OXIDE_INSTANCE_ID_SOURCE", "LIST", "env,file,kubernetes",
+       "node: where to learn the Oxide instance this node runs on, tried in this order until one "
+       "answers: env (OXIDE_INSTANCE_ID), file (--instance-metadata-file), kubernetes (this "
+       "node's Node object: spec.providerID oxide://<uuid>, or without one the node name as the "
+       "instance name; needs NODE_NAME and RBAC get on nodes)",
+       [](Settings& s, const std::string& v) {
+         auto sources = ParseInstanceIdSources(v);
+         if (!sources.ok()) return Invalid("instance-id-source", sources.status().message());
+         s.instance_id_sources = *sources;
+         return Status::Ok();
+       }},
+      {"node-name", "NODE_NAME", "NAME", "(none)",
+       "node: this Kubernetes node's name (downward API spec.nodeName), for the kubernetes "
+       "instance id source",
+       [](Settings& s, const std::string& v) {
+         if (!IsKubernetesNodeName(v)) {
+           return Invalid("node-name", "\"" + CutUtf8(v, 128) +
+                                           "\" is not a Kubernetes node name (lower-case "
+                                           "alphanumerics, '-' and '.', at most 253)");
+         }
+         s.node_name = v;
+         return Status::Ok();
+       }},
+      {"kubernetes-timeout-seconds", nullptr, "N", "10",
+       "node: limit on connecting to, and on each whole exchange with, the Kubernetes API server "
+       "when reading this node's Node object",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("kubernetes-timeout-seconds", v, 1, 300, 10,
+                         &s.kubernetes_timeout_seconds);
+       }},
+      {"kubernetes-credentials-dir", nullptr, "PATH", kDefaultKubernetesCredentialsDir,
+       "TESTS: directory with the service account's token and ca.crt",
+       [](Settings& s, const std::string& v) {
+         if (v.empty() || v[0] != '/') {
+           return Invalid("kubernetes-credentials-dir", "\"" + v + "\" is not absolute");
+         }
+         s.kubernetes_credentials_dir = v;
+         return Status::Ok();
+       },
+       true},
       {"sysfs-root", nullptr, "PATH", "/sys",
        "node: sysfs root where block devices and their NVMe serials are found (tests use a "
        "fake tree)",
@@ -267,18 +313,6 @@ const Option* FindOption(std::string_view flag) {
     if (flag == option.flag) return &option;
   }
   return nullptr;
-}
-
-Status ReadInstanceMetadata(Settings& s) {
-  std::optional<std::string> text = ReadSettingFile(s.instance_metadata_file);
-  if (!text) return Invalid("instance-metadata-file", "cannot read " + s.instance_metadata_file);
-  if (text->size() > kLargestSettingFile) {
-    return Invalid("instance-metadata-file", TooLarge(s.instance_metadata_file));
-  }
-  StatusOr<std::string> id = ParseInstanceMetadata(*text, s.instance_metadata_file);
-  if (!id.ok()) return id.status();
-  s.instance_id = *id;
-  return Status::Ok();
 }
 
 Status Finish(Settings& s, const Environment& env) {
@@ -315,14 +349,26 @@ Status Finish(Settings& s, const Environment& env) {
     }
   }
   if (s.ServesNode()) {
-    if (s.instance_id.empty() && !s.instance_metadata_file.empty()) {
-      Status st = ReadInstanceMetadata(s);
-      if (!st.ok()) return st;
+    // The kubernetes source's API server address (in-cluster config); checked here, used at
+    // node start.
+    if (auto host = env.find("KUBERNETES_SERVICE_HOST"); host != env.end()) {
+      s.kubernetes_host = host->second;
     }
-    if (s.instance_id.empty()) {
-      return InvalidArgument(
-          "missing setting OXIDE_INSTANCE_ID (or --instance-id, or --instance-metadata-file): the "
-          "Oxide instance this node runs on");
+    if (auto port = env.find("KUBERNETES_SERVICE_PORT"); port != env.end()) {
+      s.kubernetes_port = port->second;
+    }
+    if (!s.kubernetes_host.empty()) {
+      int port = 0;
+      if (s.kubernetes_port.empty()) s.kubernetes_port = "443";
+      Status st = ParseInt("KUBERNETES_SERVICE_PORT", s.kubernetes_port, 1, 65535, 10, &port);
+      if (!st.ok()) {
+        return InvalidArgument("invalid KUBERNETES_SERVICE_PORT \"" +
+                               CutUtf8(s.kubernetes_port, 128) + "\": not a port number");
+      }
+      if (s.kubernetes_host.find_first_of("/?#@ ") != std::string::npos) {
+        return InvalidArgument("invalid KUBERNETES_SERVICE_HOST \"" +
+                               CutUtf8(s.kubernetes_host, 128) + "\": not a host name or address");
+      }
     }
   }
   return Status::Ok();
@@ -350,6 +396,67 @@ Environment ProcessEnvironment() {
     if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   return env;
+}
+
+const char* InstanceIdSourceName(InstanceIdSource source) {
+  switch (source) {
+    case InstanceIdSource::kEnv:
+      return "env";
+    case InstanceIdSource::kFile:
+      return "file";
+    case InstanceIdSource::kKubernetes:
+      return "kubernetes";
+  }
+  return "env";
+}
+
+StatusOr<std::vector<InstanceIdSource>> ParseInstanceIdSources(const std::string& list) {
+  std::vector<InstanceIdSource> sources;
+  if (list.empty()) {
+    return InvalidArgument("is empty; list sources among env, file, kubernetes, separated by "
+                           "commas");
+  }
+  std::string_view rest = list;
+  while (true) {
+    size_t comma = rest.find(',');
+    std::string_view name = rest.substr(0, comma);
+    std::optional<InstanceIdSource> source;
+    for (InstanceIdSource known :
+         {InstanceIdSource::kEnv, InstanceIdSource::kFile, InstanceIdSource::kKubernetes}) {
+      if (name == InstanceIdSourceName(known)) source = known;
+    }
+    if (name.empty()) {
+      return InvalidArgument("\"" + CutUtf8(list, 128) +
+                             "\" has an empty entry; list sources among env, file, kubernetes, "
+                             "separated by commas");
+    }
+    if (!source) {
+      return InvalidArgument("\"" + CutUtf8(name, 128) +
+                             "\" is not a source; the sources are env, file, kubernetes");
+    }
+    if (std::find(sources.begin(), sources.end(), *source) != sources.end()) {
+      return InvalidArgument("\"" + std::string(name) + "\" is listed twice");
+    }
+    sources.push_back(*source);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return sources;
+}
+
+StatusOr<std::string> ReadInstanceMetadataFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int error = errno;
+    if (error == ENOENT) return NotFound(path + " does not exist");
+    return Invalid("instance-metadata-file", "cannot read " + path + ": " + std::strerror(error));
+  }
+  std::optional<std::string> text = ReadSettingFile(path);
+  if (!text) return Invalid("instance-metadata-file", "cannot read " + path);
+  if (text->size() > kLargestSettingFile) {
+    return Invalid("instance-metadata-file", TooLarge(path));
+  }
+  return ParseInstanceMetadata(*text, path);
 }
 
 StatusOr<std::string> ParseInstanceMetadata(const std::string& text, const std::string& file) {
@@ -434,6 +541,7 @@ std::string HelpText() {
          "Flags override environment variables. The Oxide token is read only from OXIDE_TOKEN or\n"
          "OXIDE_TOKEN_FILE and is never printed.\n\nFlags:\n";
   for (const Option& option : Options()) {
+    if (option.hidden) continue;
     std::string left = std::string("  --") + option.flag;
     if (option.value_hint != nullptr) left += std::string("=") + option.value_hint;
     out << left << "\n      " << option.help << "\n      default: " << option.default_text;

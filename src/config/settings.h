@@ -20,6 +20,12 @@ const char* ModeName(Mode mode);
 inline constexpr const char* kDefaultDriverName = "csi.oxide.computer";
 inline constexpr const char* kDefaultStateDb = "/var/lib/oxide-csi/state.db";
 inline constexpr const char* kTopologyKey = "topology.csi.oxide.computer/zone";
+inline constexpr const char* kDefaultKubernetesCredentialsDir =
+    "/var/run/secrets/kubernetes.io/serviceaccount";
+
+// Where the node plugin learns which Oxide instance it runs on (node/instance_identity.h).
+enum class InstanceIdSource { kEnv, kFile, kKubernetes };
+const char* InstanceIdSourceName(InstanceIdSource source);
 
 struct Settings {
   std::string endpoint;     // as given, e.g. unix:///csi/csi.sock
@@ -45,9 +51,18 @@ struct Settings {
   // clients built from an older spec may reject a capability they do not know.
   int advertised_csi_minor = 12;
 
-  // Node: the Oxide instance this node runs on.
-  std::string instance_id;
-  std::string instance_metadata_file;
+  // Node: the Oxide instance this node runs on, from the first of `instance_id_sources` that
+  // answers (resolved at node start, not here: parsing reads no file and asks no server).
+  std::vector<InstanceIdSource> instance_id_sources = {
+      InstanceIdSource::kEnv, InstanceIdSource::kFile, InstanceIdSource::kKubernetes};
+  std::string instance_id;             // env: OXIDE_INSTANCE_ID / --instance-id (lowercased)
+  std::string instance_metadata_file;  // file: read at node start
+  // kubernetes: this node's Node object, read with the pod's service account.
+  std::string node_name;        // NODE_NAME (downward API spec.nodeName)
+  std::string kubernetes_host;  // KUBERNETES_SERVICE_HOST; empty = not in a cluster
+  std::string kubernetes_port;  // KUBERNETES_SERVICE_PORT
+  std::string kubernetes_credentials_dir = kDefaultKubernetesCredentialsDir;  // token, ca.crt
+  int kubernetes_timeout_seconds = 10;  // connect and whole-exchange limit per attempt
   std::string sysfs_root = "/sys";  // where block devices and their NVMe serials are read
   int device_wait_seconds = 60;     // how long NodeStageVolume waits for the device to appear
   int max_volumes_per_node = 0;     // 0 = 12 minus the NVMe disks the plugin does not manage
@@ -68,6 +83,15 @@ struct ParsedCommandLine {
 // is an INVALID_ARGUMENT naming the setting, without echoing secret values.
 StatusOr<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& args,
                                              const Environment& env);
+
+// A comma-separated, ordered list of instance id sources ("env,file,kubernetes"); an empty entry,
+// an unknown name or a name listed twice is INVALID_ARGUMENT.
+StatusOr<std::vector<InstanceIdSource>> ParseInstanceIdSources(const std::string& list);
+
+// Reads and parses an instance metadata file (at most 64 KiB). NOT_FOUND when it does not exist
+// (an optional hostPath left empty); INVALID_ARGUMENT naming the setting for anything else wrong.
+// Reads the file: called at node start, never by ParseCommandLine.
+StatusOr<std::string> ReadInstanceMetadataFile(const std::string& path);
 
 // The instance id in the text of an instance metadata file: KEY=VALUE lines, the first
 // OXIDE_INSTANCE_ID (or instance_id) line wins and must be a UUID; `file` names it in errors.

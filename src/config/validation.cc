@@ -42,6 +42,38 @@ std::string OxideNameProblem(std::string_view name) {
   return "";
 }
 
+std::string NodeIdForInstanceName(std::string_view instance_name) {
+  return std::string(kInstanceNameNodeIdPrefix) + std::string(instance_name);
+}
+
+std::optional<std::string> InstanceNameOfNodeId(std::string_view node_id) {
+  if (node_id.substr(0, kInstanceNameNodeIdPrefix.size()) != kInstanceNameNodeIdPrefix) {
+    return std::nullopt;
+  }
+  std::string_view name = node_id.substr(kInstanceNameNodeIdPrefix.size());
+  if (!OxideNameProblem(name).empty()) return std::nullopt;
+  return std::string(name);
+}
+
+bool IsKubernetesNodeName(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t dot = name.find('.', start);
+    std::string_view label =
+        name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
+      return false;
+    }
+    for (char c : label) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    }
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return true;
+}
+
 bool IsValidDriverName(std::string_view name) {
   if (name.empty() || name.size() > 63) return false;
   auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };

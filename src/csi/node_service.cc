@@ -36,8 +36,9 @@ engine::NodeVolumeEngine::Done AnswerWith(rpc::Reply<Response> reply) {
 
 }  // namespace
 
-NodeService::NodeService(const Settings& settings, EventLoop* loop, Clock* clock,
-                         store::StateDb* db, int max_volumes, store::GroupCommit* commit)
+NodeService::NodeService(const Settings& settings, const std::string& node_id, EventLoop* loop,
+                         Clock* clock, store::StateDb* db, int max_volumes,
+                         store::GroupCommit* commit)
     : settings_(settings),
       loop_(loop),
       db_(db),
@@ -46,7 +47,7 @@ NodeService::NodeService(const Settings& settings, EventLoop* loop, Clock* clock
       os_(settings.sysfs_root),
       waiter_(loop->uv(), clock, &os_, std::chrono::seconds(settings.device_wait_seconds)),
       engine_(loop->uv(), &os_, &waiter_, &store_, commit) {
-  info_.set_node_id(settings.instance_id);
+  info_.set_node_id(node_id);
   info_.set_max_volumes_per_node(max_volumes);
   (*info_.mutable_accessible_topology()->mutable_segments())[kTopologyKey] = settings.topology_zone;
 }

@@ -23,10 +23,11 @@ namespace oxide::csi_adapter {
 
 class NodeService {
  public:
-  // `max_volumes` is what NodeGetInfo reports (see MaxVolumesPerNode). `loop` and `db` outlive
-  // the service; so does `clock`.
-  NodeService(const Settings& settings, EventLoop* loop, Clock* clock, store::StateDb* db,
-              int max_volumes, store::GroupCommit* commit);
+  // `node_id` is what NodeGetInfo reports (node/instance_identity.h resolves it at start);
+  // `max_volumes` too (see MaxVolumesPerNode). `loop` and `db` outlive the service; so does
+  // `clock`.
+  NodeService(const Settings& settings, const std::string& node_id, EventLoop* loop, Clock* clock,
+              store::StateDb* db, int max_volumes, store::GroupCommit* commit);
   ~NodeService() = default;
   NodeService(const NodeService&) = delete;
   NodeService& operator=(const NodeService&) = delete;

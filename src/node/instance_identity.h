@@ -1,0 +1,35 @@
+// The node plugin's CSI node id: which Oxide instance this node runs on, from the first of the
+// configured sources (Settings.instance_id_sources) that answers: env (OXIDE_INSTANCE_ID), file
+// (--instance-metadata-file), kubernetes (this node's Node object: spec.providerID
+// "oxide://<uuid>", or, when the Node has none, "name:<node name>" for the controller to look up
+// as an instance name). Blocking (reads a file, may ask the Kubernetes API server with bounded
+// timeouts): call on the main thread at node start, before the event loop runs.
+#pragma once
+
+#include <string>
+
+#include "config/settings.h"
+#include "util/status.h"
+
+namespace oxide::node {
+
+struct NodeIdentity {
+  std::string node_id;  // a lower-case UUID, or "name:<instance name>"
+  std::string source;   // the source that answered: "env", "file" or "kubernetes"
+  // The sources tried before it that failed (not the skipped ones), "source: why; ...": worth a
+  // warning, since the answer came from further down the list than configured.
+  std::string earlier_failures;
+};
+
+// The node id from a Node's spec.providerID and name: "oxide://<uuid>" gives the lower-case uuid;
+// an empty providerID gives "name:<node name>" (the node name must be an Oxide instance name);
+// any other providerID is an error naming it.
+StatusOr<std::string> NodeIdFromKubernetesNode(const std::string& provider_id,
+                                               const std::string& node_name);
+
+// Tries the sources in order. When none answers: FAILED_PRECONDITION with one line naming every
+// source and what it said ("no Oxide instance id: env: skipped: OXIDE_INSTANCE_ID is not set;
+// file: ...; kubernetes: GET /api/v1/nodes/n1: HTTP 403 ...").
+StatusOr<NodeIdentity> ResolveNodeIdentity(const Settings& settings);
+
+}  // namespace oxide::node
