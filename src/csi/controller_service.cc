@@ -1,6 +1,8 @@
 #include "csi/controller_service.h"
 
 #include <memory>
+#include <set>
+#include <vector>
 
 #include "config/validation.h"
 #include "csi/csi_context_keys.h"
@@ -26,7 +28,8 @@ ControllerService::ControllerService(const Settings& settings, backend::OxideCli
       advertise_get_snapshot_(settings.advertised_csi_minor >= 12),
       oxide_(oxide),
       engine_(engine),
-      snapshots_(snapshots) {}
+      snapshots_(snapshots),
+      node_instances_(oxide) {}
 
 void ControllerService::FillVolume(const Disk& disk, csi::v1::Volume* volume) const {
   volume->set_volume_id(disk.id);
@@ -103,15 +106,21 @@ void ControllerService::ControllerPublishVolume(
     return reply.Fail(checked);
   }
   auto shared = Share(std::move(reply));
-  engine_->Publish(request.volume_id(), request.node_id(), RequestFingerprint(request),
-                   [shared](const engine::OperationResult& result) {
-                     if (!result.ok()) return shared->Fail(result.status());
-                     csi::v1::ControllerPublishVolumeResponse response;
-                     auto& context = *response.mutable_publish_context();
-                     context[kDiskNameKey] = result->name;
-                     context[kNvmeSerialKey] = engine::NvmeSerialOf(result->name);
-                     shared->Ok(std::move(response));
-                   });
+  // A "name:<instance>" node id is looked up first; the engine deals in instance ids.
+  node_instances_.Resolve(
+      request.node_id(), [this, shared, volume_id = request.volume_id(),
+                          fingerprint = RequestFingerprint(request)](StatusOr<std::string> instance) {
+        if (!instance.ok()) return shared->Fail(instance.status());
+        engine_->Publish(volume_id, *instance, fingerprint,
+                         [shared](const engine::OperationResult& result) {
+                           if (!result.ok()) return shared->Fail(result.status());
+                           csi::v1::ControllerPublishVolumeResponse response;
+                           auto& context = *response.mutable_publish_context();
+                           context[kDiskNameKey] = result->name;
+                           context[kNvmeSerialKey] = engine::NvmeSerialOf(result->name);
+                           shared->Ok(std::move(response));
+                         });
+      });
 }
 
 // ---- ControllerUnpublishVolume --------------------------------------------------------------
@@ -124,13 +133,22 @@ void ControllerService::ControllerUnpublishVolume(
   }
   // A volume or node that cannot exist is not published there.
   if (!IsUuid(request.volume_id())) return reply.Ok({});
-  if (!request.node_id().empty() && !IsUuid(request.node_id())) return reply.Ok({});
   auto shared = Share(std::move(reply));
-  engine_->Unpublish(request.volume_id(), request.node_id(),
-                     [shared](const engine::OperationResult& result) {
-                       if (!result.ok()) return shared->Fail(result.status());
-                       shared->Ok({});
-                     });
+  auto unpublish = [this, shared, volume_id = request.volume_id()](const std::string& instance) {
+    engine_->Unpublish(volume_id, instance, [shared](const engine::OperationResult& result) {
+      if (!result.ok()) return shared->Fail(result.status());
+      shared->Ok({});
+    });
+  };
+  if (request.node_id().empty()) return unpublish("");  // from whichever instance holds it
+  node_instances_.Resolve(request.node_id(), [shared, unpublish](StatusOr<std::string> instance) {
+    // No such node (a non-UUID id, an instance name that does not exist): nothing to detach.
+    if (!instance.ok() && instance.status().code() == StatusCode::kNotFound) {
+      return shared->Ok({});
+    }
+    if (!instance.ok()) return shared->Fail(instance.status());
+    unpublish(*instance);
+  });
 }
 
 // ---- read-only RPCs -------------------------------------------------------------------------
@@ -166,16 +184,23 @@ void ControllerService::ControllerGetVolume(
   auto shared = Share(std::move(reply));
   oxide_->GetDisk(request.volume_id(), [this, shared](StatusOr<Disk> disk) {
     if (!disk.ok()) return shared->Fail(disk.status());
-    csi::v1::ControllerGetVolumeResponse response;
-    FillVolume(*disk, response.mutable_volume());
-    auto* status = response.mutable_status();
-    if (!disk->state.instance.empty()) status->add_published_node_ids(disk->state.instance);
+    auto response = std::make_shared<csi::v1::ControllerGetVolumeResponse>();
+    FillVolume(*disk, response->mutable_volume());
+    auto* status = response->mutable_status();
     bool faulted = disk->state.status == backend::DiskStatus::kFaulted;
     status->mutable_volume_condition()->set_abnormal(faulted);
     status->mutable_volume_condition()->set_message(
         faulted ? "Oxide reports disk " + disk->name + " faulted"
                 : std::string("disk is ") + backend::DiskStatusName(disk->state.status));
-    shared->Ok(std::move(response));
+    if (disk->state.instance.empty()) return shared->Ok(std::move(*response));
+    node_instances_.NodeIdsOf(
+        {disk->state.instance},
+        [shared, response, instance = disk->state.instance](NodeInstances::NodeIds ids) {
+          for (const std::string& id : ids[instance]) {
+            response->mutable_status()->add_published_node_ids(id);
+          }
+          shared->Ok(std::move(*response));
+        });
   });
 }
 
@@ -205,9 +230,26 @@ void ControllerService::ListVolumes(const rpc::CallInfo&,
     response->set_next_token(next);
   };
   auto shared = Share(std::move(reply));
-  listing->done = [shared](StatusOr<Response> listed) {
+  listing->done = [this, shared](StatusOr<Response> listed) {
     if (!listed.ok()) return shared->Fail(listed.status());
-    shared->Ok(std::move(*listed));
+    // Each instance id gets its name form too (NodeInstances): the CO may know the node by either.
+    std::set<std::string> instances;
+    for (const auto& entry : listed->entries()) {
+      for (const std::string& id : entry.status().published_node_ids()) instances.insert(id);
+    }
+    if (instances.empty()) return shared->Ok(std::move(*listed));
+    auto response = std::make_shared<Response>(std::move(*listed));
+    node_instances_.NodeIdsOf(instances, [shared, response](NodeInstances::NodeIds ids) {
+      for (auto& entry : *response->mutable_entries()) {
+        auto* published = entry.mutable_status()->mutable_published_node_ids();
+        std::vector<std::string> held(published->begin(), published->end());
+        published->Clear();
+        for (const std::string& instance : held) {
+          for (const std::string& id : ids[instance]) published->Add(std::string(id));
+        }
+      }
+      shared->Ok(std::move(*response));
+    });
   };
   ListPages(listing, std::make_shared<Response>(), static_cast<uint32_t>(request.max_entries()),
             *token);

@@ -8,6 +8,7 @@
 
 #include "backend/oxide_client.h"
 #include "config/settings.h"
+#include "csi/node_instances.h"
 #include "engine/snapshot_engine.h"
 #include "engine/volume_engine.h"
 #include "loop/loop_affinity.h"
@@ -61,6 +62,7 @@ class ControllerService {
   backend::OxideClient* oxide_;
   engine::VolumeEngine* engine_;
   engine::SnapshotEngine* snapshots_;
+  NodeInstances node_instances_;  // "name:" node ids <-> instance ids
   LoopAffinity affinity_;  // handlers run on the loop thread
 };
 

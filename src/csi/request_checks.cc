@@ -87,9 +87,10 @@ Status CheckControllerPublishVolume(const csi::v1::ControllerPublishVolumeReques
   if (!request.has_volume_capability()) return InvalidArgument("volume_capability is required");
   if (Status cap = CheckCapability(request.volume_capability()); !cap.ok()) return cap;
   if (Status volume = ExistingVolumeId(request.volume_id(), "volume"); !volume.ok()) return volume;
-  if (!IsUuid(request.node_id())) {
+  if (!IsUuid(request.node_id()) && !InstanceNameOfNodeId(request.node_id())) {
     return NotFound("node " + request.node_id() +
-                    " does not exist: node ids are Oxide instance ids (UUIDs)");
+                    " does not exist: node ids are Oxide instance ids (UUIDs) or "
+                    "name:<instance name>");
   }
   return Status::Ok();
 }
