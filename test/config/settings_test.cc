@@ -69,7 +69,9 @@ TEST(Settings, HelpListsEverySettingWithItsDefault) {
        {"--endpoint", "--mode", "--driver-name", "--state-db", "--socket-mode", "--log-level",
         "--log-format", "--shutdown-grace-seconds", "--oxide-host", "--oxide-project",
         "--oxide-token-file", "--oxide-ca-file", "--oxide-insecure", "--instance-id",
-        "--instance-metadata-file", "--advertise-csi-version", "CSI_ENDPOINT", "OXIDE_TOKEN"}) {
+        "--instance-metadata-file", "--advertise-csi-version", "--instance-id-source",
+        "OXIDE_INSTANCE_ID_SOURCE", "--node-name", "NODE_NAME", "--kubernetes-timeout-seconds",
+        "CSI_ENDPOINT", "OXIDE_TOKEN"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(help.find("default: /var/lib/oxide-csi/state.db"), std::string::npos);
@@ -134,8 +136,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{kEp, "--mode=controller"},
                 {{"OXIDE_HOST", "https://o"}, {"OXIDE_PROJECT", "p"}},
                 "OXIDE_TOKEN"},
-        BadCase{{kEp, "--mode=node"}, {}, "OXIDE_INSTANCE_ID"},
-        BadCase{{kEp, "--mode=node"}, {{"OXIDE_INSTANCE_ID", "xyz"}}, "OXIDE_INSTANCE_ID"}));
+        BadCase{{kEp, "--mode=node"}, {{"OXIDE_INSTANCE_ID", "xyz"}}, "OXIDE_INSTANCE_ID"},
+        BadCase{{kEp, "--mode=node", "--instance-id-source=env,imds"}, {}, "--instance-id-source"},
+        BadCase{{kEp, "--mode=node", "--instance-id-source=env,file,env"},
+                {},
+                "--instance-id-source"},
+        BadCase{{kEp, "--mode=node", "--instance-id-source="}, {}, "--instance-id-source"},
+        BadCase{{kEp, "--mode=node", "--instance-id-source=env,,file"},
+                {},
+                "--instance-id-source"},
+        BadCase{{kEp, "--mode=node"},
+                {{"OXIDE_INSTANCE_ID_SOURCE", "kubernetes,cloud"}},
+                "OXIDE_INSTANCE_ID_SOURCE"},
+        BadCase{{kEp, "--mode=node"}, {{"NODE_NAME", "Node_1"}}, "--node-name"},
+        BadCase{{kEp, "--mode=node"},
+                {{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}, {"KUBERNETES_SERVICE_PORT", "https"}},
+                "KUBERNETES_SERVICE_PORT"},
+        BadCase{{kEp, "--mode=node", "--kubernetes-timeout-seconds=0"},
+                {},
+                "--kubernetes-timeout-seconds"}));
 
 TEST(Settings, ModesRequireOnlyTheirOwnSettings) {
   auto node = ParseCommandLine({kEp, "--mode=node"}, {{"OXIDE_INSTANCE_ID", kInstance}});
@@ -173,20 +192,79 @@ TEST(Settings, TokenFromFileIsTrimmedAndConflictsWithTheVariable) {
   EXPECT_NE(empty.status().message().find("is empty"), std::string::npos);
 }
 
+// The node's instance id is resolved at node start (node/instance_identity.h); parsing only
+// checks the settings, so a node with no source configured parses (and fails at start).
+TEST(Settings, NodeNeedsNoInstanceIdToParse) {
+  auto parsed = ParseCommandLine({kEp, "--mode=node"}, {});
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->settings.instance_id, "");
+}
+
+TEST(Settings, InstanceIdSourcesDefaultToEnvFileKubernetesAndKeepTheGivenOrder) {
+  using Source = InstanceIdSource;
+  auto defaults = ParseCommandLine({kEp, "--mode=node"}, {});
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->settings.instance_id_sources,
+            (std::vector<Source>{Source::kEnv, Source::kFile, Source::kKubernetes}));
+  auto flag = ParseCommandLine({kEp, "--mode=node", "--instance-id-source=kubernetes,env"},
+                               {{"OXIDE_INSTANCE_ID_SOURCE", "file"}});
+  ASSERT_TRUE(flag.ok()) << flag.status().ToString();
+  EXPECT_EQ(flag->settings.instance_id_sources,
+            (std::vector<Source>{Source::kKubernetes, Source::kEnv}));
+  auto env = ParseCommandLine({kEp, "--mode=node"}, {{"OXIDE_INSTANCE_ID_SOURCE", "file"}});
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_EQ(env->settings.instance_id_sources, (std::vector<Source>{Source::kFile}));
+
+  auto duplicate = ParseCommandLine({kEp, "--mode=node", "--instance-id-source=file,file"}, {});
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_EQ(duplicate.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(duplicate.status().message().find("\"file\" is listed twice"), std::string::npos)
+      << duplicate.status().message();
+  auto unknown = ParseCommandLine({kEp, "--mode=node", "--instance-id-source=imds"}, {});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("env, file, kubernetes"), std::string::npos)
+      << unknown.status().message();
+}
+
+TEST(Settings, KubernetesSourceSettingsFromTheEnvironment) {
+  auto parsed = ParseCommandLine({kEp, "--mode=node", "--kubernetes-credentials-dir=/sa"},
+                                 {{"NODE_NAME", "worker-1.example"},
+                                  {"KUBERNETES_SERVICE_HOST", "10.96.0.1"},
+                                  {"KUBERNETES_SERVICE_PORT", "6443"}});
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const Settings& s = parsed->settings;
+  EXPECT_EQ(s.node_name, "worker-1.example");
+  EXPECT_EQ(s.kubernetes_host, "10.96.0.1");
+  EXPECT_EQ(s.kubernetes_port, "6443");
+  EXPECT_EQ(s.kubernetes_credentials_dir, "/sa");
+  EXPECT_EQ(s.kubernetes_timeout_seconds, 10);
+
+  auto defaults = ParseCommandLine({kEp, "--mode=node"}, {});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->settings.kubernetes_credentials_dir,
+            "/var/run/secrets/kubernetes.io/serviceaccount");
+  EXPECT_EQ(defaults->settings.kubernetes_host, "");
+  // A test setting: accepted, but not listed by --help.
+  EXPECT_EQ(HelpText().find("--kubernetes-credentials-dir"), std::string::npos);
+}
+
 TEST(Settings, InstanceIdFromMetadataFile) {
   TempDir dir;
   WriteFile(dir.File("meta"), "# written by the init container\nOXIDE_INSTANCE_ID=" +
                                   std::string("6F0C4E3B-1D2A-4C5B-9E8F-0A1B2C3D4E5F") + "\n");
-  auto parsed =
-      ParseCommandLine({kEp, "--mode=node", "--instance-metadata-file", dir.File("meta")}, {});
-  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
-  EXPECT_EQ(parsed->settings.instance_id, kInstance);
+  auto id = ReadInstanceMetadataFile(dir.File("meta"));
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(*id, kInstance);
 
   WriteFile(dir.File("bad"), "OTHER=1\n");
-  auto bad =
-      ParseCommandLine({kEp, "--mode=node", "--instance-metadata-file", dir.File("bad")}, {});
+  auto bad = ReadInstanceMetadataFile(dir.File("bad"));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("no OXIDE_INSTANCE_ID"), std::string::npos);
+
+  auto missing = ReadInstanceMetadataFile(dir.File("missing"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("does not exist"), std::string::npos);
 }
 
 // A setting file that is not one (an endless /dev/zero, a huge file) is refused after 64 KiB,
@@ -199,8 +277,7 @@ TEST(Settings, ASettingFileLargerThan64KiBIsRefusedWithoutReadingItWhole) {
   ASSERT_FALSE(token.ok());
   EXPECT_NE(token.status().message().find("larger than 64 KiB"), std::string::npos)
       << token.status().message();
-  auto metadata =
-      ParseCommandLine({kEp, "--mode=node", "--instance-metadata-file", "/dev/zero"}, {});
+  auto metadata = ReadInstanceMetadataFile("/dev/zero");
   ASSERT_FALSE(metadata.ok());
   EXPECT_NE(metadata.status().message().find("larger than 64 KiB"), std::string::npos)
       << metadata.status().message();
