@@ -267,9 +267,11 @@ TEST_F(ControllerTest, ListVolumesPagesThroughThePluginsVolumesWithPublishedNode
     for (const auto& entry : response.entries()) {
       listed.insert(entry.volume().volume_id());
       bool published = entry.volume().volume_id() == *ids.begin();
-      ASSERT_EQ(entry.status().published_node_ids_size(), published ? 1 : 0);
+      // Both forms of the node's id: the CO may know it by either (node_instances.h).
+      ASSERT_EQ(entry.status().published_node_ids_size(), published ? 2 : 0);
       if (published) {
         EXPECT_EQ(entry.status().published_node_ids(0), node);
+        EXPECT_EQ(entry.status().published_node_ids(1), "name:node-list");
       }
       EXPECT_FALSE(entry.status().volume_condition().abnormal());
     }
@@ -302,8 +304,9 @@ TEST_F(ControllerTest, ControllerGetVolumeReportsNodesAndAFaultedDisk) {
   csi::v1::ControllerGetVolumeResponse response;
   ASSERT_TRUE(controller_->ControllerGetVolume(Call().get(), request, &response).ok());
   EXPECT_EQ(response.volume().capacity_bytes(), kGiB);
-  ASSERT_EQ(response.status().published_node_ids_size(), 1);
+  ASSERT_EQ(response.status().published_node_ids_size(), 2);
   EXPECT_EQ(response.status().published_node_ids(0), node);
+  EXPECT_EQ(response.status().published_node_ids(1), "name:node-get");
   EXPECT_FALSE(response.status().volume_condition().abnormal());
 
   ASSERT_TRUE(Unpublish(volume.volume_id(), node).ok());
@@ -315,6 +318,47 @@ TEST_F(ControllerTest, ControllerGetVolumeReportsNodesAndAFaultedDisk) {
   request.set_volume_id(kUnknownUuid);
   ExpectCode(controller_->ControllerGetVolume(Call().get(), request, &response),
              StatusCode::NOT_FOUND);
+}
+
+// A node whose Kubernetes Node has no providerID is "name:<instance name>" (node/instance_identity.h):
+// the controller looks the instance up in the project and attaches to it.
+TEST_F(ControllerTest, PublishAndUnpublishByInstanceName) {
+  std::string node = Instance("worker-by-name");
+  csi::v1::Volume volume = MustCreate("pvc-by-name");
+  csi::v1::ControllerPublishVolumeResponse published =
+      MustPublish(volume.volume_id(), "name:worker-by-name");
+  EXPECT_FALSE(published.publish_context().at("diskName").empty());
+  EXPECT_EQ(SimDisk(volume.volume_id())["state"]["state"], "attached");
+  EXPECT_EQ(SimDisk(volume.volume_id())["state"]["instance"], node);
+  EXPECT_GE(CountSimRequests("GET", "instance_view"), 1);
+  // A retry by name joins/answers the same; the listing names the node both ways.
+  EXPECT_TRUE(Publish(volume.volume_id(), "name:worker-by-name").ok());
+  csi::v1::ControllerGetVolumeRequest get;
+  get.set_volume_id(volume.volume_id());
+  csi::v1::ControllerGetVolumeResponse got;
+  ASSERT_TRUE(controller_->ControllerGetVolume(Call().get(), get, &got).ok());
+  ASSERT_EQ(got.status().published_node_ids_size(), 2);
+  EXPECT_EQ(got.status().published_node_ids(0), node);
+  EXPECT_EQ(got.status().published_node_ids(1), "name:worker-by-name");
+
+  ASSERT_TRUE(Unpublish(volume.volume_id(), "name:worker-by-name").ok());
+  EXPECT_EQ(SimDisk(volume.volume_id())["state"]["state"], "detached");
+}
+
+TEST_F(ControllerTest, PublishToAnUnknownInstanceNameIsNotFoundNamingIt) {
+  Instance("worker-known");
+  csi::v1::Volume volume = MustCreate("pvc-unknown-name");
+  ExpectCode(Publish(volume.volume_id(), "name:worker-gone"), StatusCode::NOT_FOUND,
+             "there is no instance named worker-gone");
+  ExpectCode(Publish(volume.volume_id(), "name:worker-gone"), StatusCode::NOT_FOUND,
+             "node name:worker-gone does not exist");
+  // Not an Oxide name: no such node, and Oxide is not asked.
+  ExpectCode(Publish(volume.volume_id(), "name:Worker_1"), StatusCode::NOT_FOUND,
+             "name:<instance name>");
+  EXPECT_EQ(SimDisk(volume.volume_id())["state"]["state"], "detached");
+  // Unpublishing from a node that does not exist: the volume is not published there.
+  EXPECT_TRUE(Unpublish(volume.volume_id(), "name:worker-gone").ok());
+  EXPECT_TRUE(Unpublish(volume.volume_id(), "name:Worker_1").ok());
 }
 
 TEST_F(ControllerTest, GetCapacityIsQuotaMinusProvisioned) {
