@@ -2,10 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -413,8 +413,9 @@ const char* InstanceIdSourceName(InstanceIdSource source) {
 StatusOr<std::vector<InstanceIdSource>> ParseInstanceIdSources(const std::string& list) {
   std::vector<InstanceIdSource> sources;
   if (list.empty()) {
-    return InvalidArgument("is empty; list sources among env, file, kubernetes, separated by "
-                           "commas");
+    return InvalidArgument(
+        "is empty; list sources among env, file, kubernetes, separated by "
+        "commas");
   }
   std::string_view rest = list;
   while (true) {

@@ -63,9 +63,9 @@ struct Settings {
   std::string kubernetes_port;  // KUBERNETES_SERVICE_PORT
   std::string kubernetes_credentials_dir = kDefaultKubernetesCredentialsDir;  // token, ca.crt
   int kubernetes_timeout_seconds = 10;  // connect and whole-exchange limit per attempt
-  std::string sysfs_root = "/sys";  // where block devices and their NVMe serials are read
-  int device_wait_seconds = 60;     // how long NodeStageVolume waits for the device to appear
-  int max_volumes_per_node = 0;     // 0 = 12 minus the NVMe disks the plugin does not manage
+  std::string sysfs_root = "/sys";      // where block devices and their NVMe serials are read
+  int device_wait_seconds = 60;         // how long NodeStageVolume waits for the device to appear
+  int max_volumes_per_node = 0;         // 0 = 12 minus the NVMe disks the plugin does not manage
 
   bool ServesController() const { return mode != Mode::kNode; }
   bool ServesNode() const { return mode != Mode::kController; }

@@ -107,20 +107,20 @@ void ControllerService::ControllerPublishVolume(
   }
   auto shared = Share(std::move(reply));
   // A "name:<instance>" node id is looked up first; the engine deals in instance ids.
-  node_instances_.Resolve(
-      request.node_id(), [this, shared, volume_id = request.volume_id(),
-                          fingerprint = RequestFingerprint(request)](StatusOr<std::string> instance) {
-        if (!instance.ok()) return shared->Fail(instance.status());
-        engine_->Publish(volume_id, *instance, fingerprint,
-                         [shared](const engine::OperationResult& result) {
-                           if (!result.ok()) return shared->Fail(result.status());
-                           csi::v1::ControllerPublishVolumeResponse response;
-                           auto& context = *response.mutable_publish_context();
-                           context[kDiskNameKey] = result->name;
-                           context[kNvmeSerialKey] = engine::NvmeSerialOf(result->name);
-                           shared->Ok(std::move(response));
-                         });
-      });
+  node_instances_.Resolve(request.node_id(), [this, shared, volume_id = request.volume_id(),
+                                              fingerprint = RequestFingerprint(request)](
+                                                 StatusOr<std::string> instance) {
+    if (!instance.ok()) return shared->Fail(instance.status());
+    engine_->Publish(volume_id, *instance, fingerprint,
+                     [shared](const engine::OperationResult& result) {
+                       if (!result.ok()) return shared->Fail(result.status());
+                       csi::v1::ControllerPublishVolumeResponse response;
+                       auto& context = *response.mutable_publish_context();
+                       context[kDiskNameKey] = result->name;
+                       context[kNvmeSerialKey] = engine::NvmeSerialOf(result->name);
+                       shared->Ok(std::move(response));
+                     });
+  });
 }
 
 // ---- ControllerUnpublishVolume --------------------------------------------------------------
@@ -235,7 +235,8 @@ void ControllerService::ListVolumes(const rpc::CallInfo&,
     // Each instance id gets its name form too (NodeInstances): the CO may know the node by either.
     std::set<std::string> instances;
     for (const auto& entry : listed->entries()) {
-      for (const std::string& id : entry.status().published_node_ids()) instances.insert(id);
+      for (const std::string& id : entry.status().published_node_ids())
+        instances.insert(id);
     }
     if (instances.empty()) return shared->Ok(std::move(*listed));
     auto response = std::make_shared<Response>(std::move(*listed));
@@ -245,7 +246,8 @@ void ControllerService::ListVolumes(const rpc::CallInfo&,
         std::vector<std::string> held(published->begin(), published->end());
         published->Clear();
         for (const std::string& instance : held) {
-          for (const std::string& id : ids[instance]) published->Add(std::string(id));
+          for (const std::string& id : ids[instance])
+            published->Add(std::string(id));
         }
       }
       shared->Ok(std::move(*response));

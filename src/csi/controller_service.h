@@ -63,7 +63,7 @@ class ControllerService {
   engine::VolumeEngine* engine_;
   engine::SnapshotEngine* snapshots_;
   NodeInstances node_instances_;  // "name:" node ids <-> instance ids
-  LoopAffinity affinity_;  // handlers run on the loop thread
+  LoopAffinity affinity_;         // handlers run on the loop thread
 };
 
 }  // namespace oxide::csi_adapter

@@ -141,8 +141,8 @@ Status Describe(const Exchange& exchange, const KubernetesApiOptions& options,
                        " ms; --kubernetes-timeout-seconds): " + CurlText(exchange));
   }
   if (IsTlsFailure(exchange.code)) {
-    return Unavailable("TLS with the API server " + base + " failed, verified against " +
-                       ca_file + ": " + CurlText(exchange));
+    return Unavailable("TLS with the API server " + base + " failed, verified against " + ca_file +
+                       ": " + CurlText(exchange));
   }
   if (exchange.code != CURLE_OK) {
     return Unavailable("cannot reach the API server " + base + tried + ": " + CurlText(exchange));
@@ -152,14 +152,16 @@ Status Describe(const Exchange& exchange, const KubernetesApiOptions& options,
     case 200:
       return Status::Ok();
     case 401:
-      return Status(StatusCode::kPermissionDenied, http + ": the API server refused the service account token in " +
-                              options.credentials_dir + "/token" + ServerMessage(exchange.body));
+      return Status(StatusCode::kPermissionDenied,
+                    http + ": the API server refused the service account token in " +
+                        options.credentials_dir + "/token" + ServerMessage(exchange.body));
     case 403:
-      return Status(StatusCode::kPermissionDenied, 
-          http +
-          ": the node plugin's service account may not read Node objects; grant it RBAC \"get\" "
-          "on \"nodes\" (a ClusterRole bound to the service account)" +
-          ServerMessage(exchange.body));
+      return Status(StatusCode::kPermissionDenied,
+                    http +
+                        ": the node plugin's service account may not read Node objects; grant it "
+                        "RBAC \"get\" "
+                        "on \"nodes\" (a ClusterRole bound to the service account)" +
+                        ServerMessage(exchange.body));
     case 404:
       return NotFound(http + ": there is no Node named " + node_name +
                       "; NODE_NAME must be this node's name (downward API spec.nodeName)");

@@ -20,7 +20,7 @@ struct KubernetesApiOptions {
   std::string credentials_dir;  // holds `token` and `ca.crt`
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds total_timeout{10000};  // per attempt
-  int attempts = 3;            // on a failed connect or a 5xx answer
+  int attempts = 3;                                // on a failed connect or a 5xx answer
   std::chrono::milliseconds retry_pause{500};
   size_t max_response_bytes = 1 << 20;  // a Node object is a few KiB
 };

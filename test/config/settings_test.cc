@@ -65,13 +65,29 @@ TEST(Settings, HelpAndVersionNeedNothingElse) {
 
 TEST(Settings, HelpListsEverySettingWithItsDefault) {
   std::string help = HelpText();
-  for (const char* flag :
-       {"--endpoint", "--mode", "--driver-name", "--state-db", "--socket-mode", "--log-level",
-        "--log-format", "--shutdown-grace-seconds", "--oxide-host", "--oxide-project",
-        "--oxide-token-file", "--oxide-ca-file", "--oxide-insecure", "--instance-id",
-        "--instance-metadata-file", "--advertise-csi-version", "--instance-id-source",
-        "OXIDE_INSTANCE_ID_SOURCE", "--node-name", "NODE_NAME", "--kubernetes-timeout-seconds",
-        "CSI_ENDPOINT", "OXIDE_TOKEN"}) {
+  for (const char* flag : {"--endpoint",
+                           "--mode",
+                           "--driver-name",
+                           "--state-db",
+                           "--socket-mode",
+                           "--log-level",
+                           "--log-format",
+                           "--shutdown-grace-seconds",
+                           "--oxide-host",
+                           "--oxide-project",
+                           "--oxide-token-file",
+                           "--oxide-ca-file",
+                           "--oxide-insecure",
+                           "--instance-id",
+                           "--instance-metadata-file",
+                           "--advertise-csi-version",
+                           "--instance-id-source",
+                           "OXIDE_INSTANCE_ID_SOURCE",
+                           "--node-name",
+                           "NODE_NAME",
+                           "--kubernetes-timeout-seconds",
+                           "CSI_ENDPOINT",
+                           "OXIDE_TOKEN"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
   EXPECT_NE(help.find("default: /var/lib/oxide-csi/state.db"), std::string::npos);
@@ -138,13 +154,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "OXIDE_TOKEN"},
         BadCase{{kEp, "--mode=node"}, {{"OXIDE_INSTANCE_ID", "xyz"}}, "OXIDE_INSTANCE_ID"},
         BadCase{{kEp, "--mode=node", "--instance-id-source=env,imds"}, {}, "--instance-id-source"},
-        BadCase{{kEp, "--mode=node", "--instance-id-source=env,file,env"},
-                {},
-                "--instance-id-source"},
+        BadCase{
+            {kEp, "--mode=node", "--instance-id-source=env,file,env"}, {}, "--instance-id-source"},
         BadCase{{kEp, "--mode=node", "--instance-id-source="}, {}, "--instance-id-source"},
-        BadCase{{kEp, "--mode=node", "--instance-id-source=env,,file"},
-                {},
-                "--instance-id-source"},
+        BadCase{{kEp, "--mode=node", "--instance-id-source=env,,file"}, {}, "--instance-id-source"},
         BadCase{{kEp, "--mode=node"},
                 {{"OXIDE_INSTANCE_ID_SOURCE", "kubernetes,cloud"}},
                 "OXIDE_INSTANCE_ID_SOURCE"},

@@ -320,8 +320,9 @@ TEST_F(ControllerTest, ControllerGetVolumeReportsNodesAndAFaultedDisk) {
              StatusCode::NOT_FOUND);
 }
 
-// A node whose Kubernetes Node has no providerID is "name:<instance name>" (node/instance_identity.h):
-// the controller looks the instance up in the project and attaches to it.
+// A node whose Kubernetes Node has no providerID is "name:<instance name>"
+// (node/instance_identity.h): the controller looks the instance up in the project and attaches to
+// it.
 TEST_F(ControllerTest, PublishAndUnpublishByInstanceName) {
   std::string node = Instance("worker-by-name");
   csi::v1::Volume volume = MustCreate("pvc-by-name");

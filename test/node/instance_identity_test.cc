@@ -54,11 +54,10 @@ class InstanceIdentityTest : public ::testing::Test {
 };
 
 TEST_F(InstanceIdentityTest, ANodeWithAnOxideProviderIdGivesItsInstanceUuid) {
-  api_.SetAnswer("worker-1",
-                 {.status = 200,
-                  .body = FakeKubernetesApi::NodeJson("worker-1",
-                                                      "oxide://6F0C4E3B-1D2A-4C5B-9E8F-0A1B2C3D4E5F"),
-                  .never = false});
+  api_.SetAnswer("worker-1", {.status = 200,
+                              .body = FakeKubernetesApi::NodeJson(
+                                  "worker-1", "oxide://6F0C4E3B-1D2A-4C5B-9E8F-0A1B2C3D4E5F"),
+                              .never = false});
   StatusOr<NodeIdentity> identity = ResolveNodeIdentity(NodeSettings("worker-1"));
   ASSERT_TRUE(identity.ok()) << identity.status().ToString();
   EXPECT_EQ(identity->node_id, kUuid);
@@ -69,9 +68,9 @@ TEST_F(InstanceIdentityTest, ANodeWithAnOxideProviderIdGivesItsInstanceUuid) {
 }
 
 TEST_F(InstanceIdentityTest, ANodeWithoutProviderIdGivesItsNameAsAnInstanceName) {
-  api_.SetAnswer("worker-2", {.status = 200,
-                              .body = FakeKubernetesApi::NodeJson("worker-2", ""),
-                              .never = false});
+  api_.SetAnswer(
+      "worker-2",
+      {.status = 200, .body = FakeKubernetesApi::NodeJson("worker-2", ""), .never = false});
   StatusOr<NodeIdentity> identity = ResolveNodeIdentity(NodeSettings("worker-2"));
   ASSERT_TRUE(identity.ok()) << identity.status().ToString();
   EXPECT_EQ(identity->node_id, "name:worker-2");
@@ -80,9 +79,9 @@ TEST_F(InstanceIdentityTest, ANodeWithoutProviderIdGivesItsNameAsAnInstanceName)
 
 TEST_F(InstanceIdentityTest, ANodeNameThatCannotBeAnInstanceNameIsRefused) {
   // Dots are fine in a Kubernetes node name, not in an Oxide instance name.
-  api_.SetAnswer("worker-3.example", {.status = 200,
-                                      .body = FakeKubernetesApi::NodeJson("worker-3.example", ""),
-                                      .never = false});
+  api_.SetAnswer(
+      "worker-3.example",
+      {.status = 200, .body = FakeKubernetesApi::NodeJson("worker-3.example", ""), .never = false});
   ExpectFailure(ResolveNodeIdentity(NodeSettings("worker-3.example")),
                 {"kubernetes: ", "Node worker-3.example has no spec.providerID"});
 }
@@ -100,9 +99,9 @@ TEST_F(InstanceIdentityTest, AProviderIdOfAnotherFormIsAnErrorNamingIt) {
 }
 
 TEST_F(InstanceIdentityTest, TlsIsVerifiedAgainstTheServiceAccountCa) {
-  api_.SetAnswer("worker-1", {.status = 200,
-                              .body = FakeKubernetesApi::NodeJson("worker-1", ""),
-                              .never = false});
+  api_.SetAnswer(
+      "worker-1",
+      {.status = 200, .body = FakeKubernetesApi::NodeJson("worker-1", ""), .never = false});
   Settings settings = NodeSettings("worker-1");
   settings.kubernetes_credentials_dir = api_.wrong_ca_credentials_dir();
   ExpectFailure(ResolveNodeIdentity(settings),
@@ -115,8 +114,9 @@ TEST_F(InstanceIdentityTest, Http403NamesTheRbacPermissionNeeded) {
   api_.SetAnswer(
       "worker-1",
       {.status = 403,
-       .body = R"({"kind":"Status","message":"nodes \"worker-1\" is forbidden: User \"system:)"
-               R"(serviceaccount:kube-system:oxide-csi-node\" cannot get resource \"nodes\"","code":403})",
+       .body =
+           R"({"kind":"Status","message":"nodes \"worker-1\" is forbidden: User \"system:)"
+           R"(serviceaccount:kube-system:oxide-csi-node\" cannot get resource \"nodes\"","code":403})",
        .never = false});
   ExpectFailure(ResolveNodeIdentity(NodeSettings("worker-1")),
                 {"GET /api/v1/nodes/worker-1: HTTP 403", "\"get\" on \"nodes\"", "is forbidden"});
@@ -151,8 +151,9 @@ TEST_F(InstanceIdentityTest, AnAnswerThatIsNotANodeIsRefused) {
   ExpectFailure(ResolveNodeIdentity(NodeSettings("worker-1")), {"not JSON"});
   api_.SetAnswer("worker-1", {.status = 200, .body = R"({"kind":"Pod"})", .never = false});
   ExpectFailure(ResolveNodeIdentity(NodeSettings("worker-1")), {"not a Node object"});
-  api_.SetAnswer("worker-1",
-                 {.status = 200, .body = R"({"kind":"Node","spec":{"providerID":7}})", .never = false});
+  api_.SetAnswer(
+      "worker-1",
+      {.status = 200, .body = R"({"kind":"Node","spec":{"providerID":7}})", .never = false});
   ExpectFailure(ResolveNodeIdentity(NodeSettings("worker-1")), {"providerID is not a string"});
 }
 
@@ -200,9 +201,9 @@ TEST_F(InstanceIdentityTest, WhenNoSourceAnswersOneLineNamesEverySource) {
 TEST_F(InstanceIdentityTest, SourcesAreTriedInTheConfiguredOrder) {
   TempDir dir;
   WriteFile(dir.File("instance.env"), std::string("OXIDE_INSTANCE_ID=") + kOtherUuid + "\n");
-  api_.SetAnswer("worker-1", {.status = 200,
-                              .body = FakeKubernetesApi::NodeJson("worker-1", ""),
-                              .never = false});
+  api_.SetAnswer(
+      "worker-1",
+      {.status = 200, .body = FakeKubernetesApi::NodeJson("worker-1", ""), .never = false});
   Settings settings = NodeSettings("worker-1");
   settings.instance_id = kUuid;
   settings.instance_metadata_file = dir.File("instance.env");

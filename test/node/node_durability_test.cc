@@ -62,8 +62,8 @@ class NodeDurabilityTest : public testing::StateDbFixture {
                            .capability = "mount:ext4",
                            .readonly = false});
     }
-    node_ = std::make_unique<csi_adapter::NodeService>(settings_, settings_.instance_id, &loop_, &clock_,
-                                                       db_.get(), 12, commit_.get());
+    node_ = std::make_unique<csi_adapter::NodeService>(settings_, settings_.instance_id, &loop_,
+                                                       &clock_, db_.get(), 12, commit_.get());
     return target;
   }
   std::string PublicationState(const std::string& target) {

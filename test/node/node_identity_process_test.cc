@@ -30,10 +30,10 @@ class NodeIdentityProcessTest : public ::testing::Test {
 };
 
 TEST_F(NodeIdentityProcessTest, NodeGetInfoReportsTheInstanceOfTheNodesProviderId) {
-  api_.SetAnswer("worker-1", {.status = 200,
-                              .body = FakeKubernetesApi::NodeJson("worker-1",
-                                                                  std::string("oxide://") + kUuid),
-                              .never = false});
+  api_.SetAnswer("worker-1",
+                 {.status = 200,
+                  .body = FakeKubernetesApi::NodeJson("worker-1", std::string("oxide://") + kUuid),
+                  .never = false});
   auto plugin = setup_.Start();
   auto stub = csi::v1::Node::NewStub(UnixChannel(setup_.socket_path()));
   grpc::ClientContext context;
@@ -52,9 +52,9 @@ TEST_F(NodeIdentityProcessTest, NodeGetInfoReportsTheInstanceOfTheNodesProviderI
 }
 
 TEST_F(NodeIdentityProcessTest, WithoutProviderIdTheNodeIdIsTheInstanceName) {
-  api_.SetAnswer("worker-1", {.status = 200,
-                              .body = FakeKubernetesApi::NodeJson("worker-1", ""),
-                              .never = false});
+  api_.SetAnswer(
+      "worker-1",
+      {.status = 200, .body = FakeKubernetesApi::NodeJson("worker-1", ""), .never = false});
   auto plugin = setup_.Start();
   auto stub = csi::v1::Node::NewStub(UnixChannel(setup_.socket_path()));
   grpc::ClientContext context;

@@ -88,17 +88,17 @@ void FakeKubernetesApi::Handle(const std::string& path, const std::string* autho
   ++requests_;
   last_authorization_ = authorization != nullptr ? *authorization : "";
   const std::string prefix = "/api/v1/nodes/";
-  auto found = path.rfind(prefix, 0) == 0 ? answers_.find(path.substr(prefix.size()))
-                                          : answers_.end();
+  auto found =
+      path.rfind(prefix, 0) == 0 ? answers_.find(path.substr(prefix.size())) : answers_.end();
   if (found != answers_.end()) {
     *answer = found->second;
   } else {
     answer->status = 404;
-    answer->body = nlohmann::json{{"kind", "Status"},
-                                  {"status", "Failure"},
-                                  {"message", "nodes \"" + path + "\" not found"},
-                                  {"code", 404}}
-                       .dump();
+    answer->body = nlohmann::json{
+        {"kind", "Status"},
+        {"status", "Failure"},
+        {"message", "nodes \"" + path + "\" not found"},
+        {"code", 404}}.dump();
   }
   arrived_.notify_all();
 }
@@ -109,11 +109,12 @@ void FakeKubernetesApi::SetAnswer(const std::string& node_name, Answer answer) {
 }
 
 std::string FakeKubernetesApi::NodeJson(const std::string& name, const std::string& provider_id) {
-  nlohmann::json node = {{"kind", "Node"},
-                         {"apiVersion", "v1"},
-                         {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/os", "linux"}}}}},
-                         {"spec", nlohmann::json::object()},
-                         {"status", {{"nodeInfo", {{"kubeletVersion", "v1.31.0"}}}}}};
+  nlohmann::json node = {
+      {"kind", "Node"},
+      {"apiVersion", "v1"},
+      {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/os", "linux"}}}}},
+      {"spec", nlohmann::json::object()},
+      {"status", {{"nodeInfo", {{"kubeletVersion", "v1.31.0"}}}}}};
   if (!provider_id.empty()) node["spec"]["providerID"] = provider_id;
   return node.dump();
 }
