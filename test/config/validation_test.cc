@@ -49,5 +49,28 @@ TEST(Validation, Endpoints) {
   EXPECT_EQ(ParentDirectory("/a/b/c.sock"), "/a/b");
 }
 
+TEST(Validation, NameFormNodeIds) {
+  EXPECT_EQ(NodeIdForInstanceName("worker-1"), "name:worker-1");
+  EXPECT_EQ(*InstanceNameOfNodeId("name:worker-1"), "worker-1");
+  EXPECT_FALSE(InstanceNameOfNodeId("worker-1"));
+  EXPECT_FALSE(InstanceNameOfNodeId("name:"));
+  EXPECT_FALSE(InstanceNameOfNodeId("name:Worker_1"));
+  EXPECT_FALSE(InstanceNameOfNodeId("name:worker.example"));
+  EXPECT_FALSE(InstanceNameOfNodeId("name:" + std::string(64, 'a')));
+  EXPECT_FALSE(InstanceNameOfNodeId("name:6f0c4e3b-1d2a-4c5b-9e8f-0a1b2c3d4e5f"));
+  EXPECT_LE(NodeIdForInstanceName(std::string(63, 'a')).size(), 192U);  // CSI's node id limit
+}
+
+TEST(Validation, KubernetesNodeNames) {
+  EXPECT_TRUE(IsKubernetesNodeName("worker-1"));
+  EXPECT_TRUE(IsKubernetesNodeName("ip-10-0-0-1.eu-west-1.compute.internal"));
+  EXPECT_FALSE(IsKubernetesNodeName(""));
+  EXPECT_FALSE(IsKubernetesNodeName("Worker"));
+  EXPECT_FALSE(IsKubernetesNodeName("a..b"));
+  EXPECT_FALSE(IsKubernetesNodeName("-a"));
+  EXPECT_FALSE(IsKubernetesNodeName("a/b"));
+  EXPECT_FALSE(IsKubernetesNodeName(std::string(254, 'a')));
+}
+
 }  // namespace
 }  // namespace oxide
