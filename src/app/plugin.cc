@@ -93,8 +93,6 @@ int RunPlugin(const Settings& settings) {
       log::Warn("instance id sources listed before " + identity->source + " failed",
                 {{"failures", identity->earlier_failures}});
     }
-  }
-  if (settings.ServesNode()) {
     // Node operations (mkfs, mount, device scans) run on libuv's worker pool; 4 workers would
     // serialise a node staging many volumes at once. Set before the pool's first use.
     setenv("UV_THREADPOOL_SIZE", "16", 0);
