@@ -550,7 +550,10 @@ std::string HelpText() {
     out << "\n";
   }
   out << "  --help       print this text\n  --version    print the version\n\n"
-         "Environment: OXIDE_TOKEN (the Oxide API token; or OXIDE_TOKEN_FILE).\n";
+         "Environment: OXIDE_TOKEN (the Oxide API token; or OXIDE_TOKEN_FILE).\n"
+         "KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT (set by Kubernetes in every pod): the\n"
+         "API server the kubernetes instance id source reads this node's Node object from, with\n"
+         "the pod's service account token and CA.\n";
   return out.str();
 }
 
