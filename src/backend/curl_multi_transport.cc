@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/curl_library.h"
+#include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
 namespace oxide::backend {
@@ -87,9 +88,17 @@ size_t CurlMultiTransport::idle_connections_armed() const {
   }));
 }
 
+void CurlMultiTransport::RecordAttempt(const HttpRequest& request, const HttpResponse& response,
+                                       double seconds) {
+  metrics::Families()
+      .oxide_request_duration.With({request.operation, OutcomeLabel(response)})
+      .Observe(seconds);
+}
+
 void CurlMultiTransport::Send(HttpRequest request, HttpCallback done) {
   queue_.push_back({std::move(request), std::move(done)});
   StartQueued();
+  metrics::Families().oxide_requests_queued.Set(static_cast<double>(queue_.size()));
 }
 
 void CurlMultiTransport::StartQueued() {
@@ -234,8 +243,10 @@ void CurlMultiTransport::OnDeferred(uv_timer_t* timer) {
   auto* transport = static_cast<CurlMultiTransport*>(timer->data);
   auto failed = std::move(transport->failed_to_start_);
   transport->failed_to_start_.clear();
-  for (auto& transfer : failed)
+  for (auto& transfer : failed) {
+    RecordAttempt(transfer->request, transfer->response, 0);
     transfer->done(std::move(transfer->response));
+  }
 }
 
 void CurlMultiTransport::Act(curl_socket_t fd, int events) {
@@ -254,6 +265,9 @@ void CurlMultiTransport::FinishDoneTransfers() {
     CurlTransfer* t = nullptr;
     Curl().easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
     t->Finish(result);
+    curl_off_t total_us = 0;
+    Curl().easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total_us);
+    RecordAttempt(t->request, t->response, static_cast<double>(total_us) / 1e6);
     Curl().multi_remove_handle(multi_, easy);
     active_.erase(t);
     connections_opened_ += static_cast<uint64_t>(t->response.new_connections);
@@ -261,6 +275,7 @@ void CurlMultiTransport::FinishDoneTransfers() {
     finished.emplace_back(t);
   }
   StartQueued();  // freed slots go to the oldest waiting requests first
+  metrics::Families().oxide_requests_queued.Set(static_cast<double>(queue_.size()));
   for (auto& transfer : finished)
     transfer->done(std::move(transfer->response));
 }

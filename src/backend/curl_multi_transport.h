@@ -56,6 +56,9 @@ class CurlMultiTransport : public HttpTransport {
   static void OnDeferred(uv_timer_t* timer);
 
   void StartQueued();
+  // One sample of oxide_csi_oxide_request_duration_seconds; `seconds` is libcurl's total time.
+  static void RecordAttempt(const HttpRequest& request, const HttpResponse& response,
+                            double seconds);
   void Act(curl_socket_t fd, int events);
   void FinishDoneTransfers();
   SocketWatch* WatchFor(curl_socket_t fd);

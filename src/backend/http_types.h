@@ -24,6 +24,8 @@ struct HttpRequest {
   bool idempotent = true;
   // Per attempt; zero = the transport's default.
   std::chrono::milliseconds timeout{0};
+  // The Oxide API's operationId (e.g. "disk_create"): the metrics label, never an id or name.
+  const char* operation = "other";
 };
 
 // Why no HTTP answer arrived.
@@ -47,6 +49,10 @@ struct HttpResponse {
 };
 
 using HttpCallback = std::function<void(HttpResponse)>;
+
+// The HTTP status ("200", "503") or the kind of transport failure ("timeout", "connect", "tls",
+// "error"): a metrics label from a small fixed set.
+std::string OutcomeLabel(const HttpResponse& response);
 
 // Something that sends HTTP requests to the Oxide API and calls back on the loop thread.
 class HttpTransport {

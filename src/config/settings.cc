@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "config/validation.h"
+#include "metrics/listen_address.h"
 
 extern char** environ;
 
@@ -124,6 +125,17 @@ const std::vector<Option>& Options() {
            return Invalid("state-db", "\"" + v + "\" is not an absolute file path");
          }
          s.state_db = v;
+         return Status::Ok();
+       }},
+      {"metrics-address", "OXIDE_CSI_METRICS_ADDRESS", "HOST:PORT", "(off)",
+       "serve Prometheus metrics at http://HOST:PORT/metrics and a liveness check at /healthz, "
+       "e.g. 0.0.0.0:9810 or [::]:9810",
+       [](Settings& s, const std::string& v) {
+         StatusOr<metrics::ListenAddress> address = metrics::ParseListenAddress(v);
+         if (!address.ok()) return Invalid("metrics-address", address.status().message());
+         s.serve_metrics = true;
+         s.metrics_host = address->host;
+         s.metrics_port = address->port;
          return Status::Ok();
        }},
       {"socket-mode", nullptr, "OCTAL", "0660", "permissions of the CSI socket file",

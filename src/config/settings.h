@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ struct Settings {
   int shutdown_grace_seconds = 15;
   int rpc_spin_us = 50;  // how long the loop polls for the next gRPC event before sleeping
   std::string topology_zone = "default";
+  // The Prometheus endpoint (--metrics-address); not served unless serve_metrics.
+  bool serve_metrics = false;
+  std::string metrics_host;
+  uint16_t metrics_port = 0;  // 0: any free port
 
   // Controller: the Oxide API.
   std::string oxide_host;
