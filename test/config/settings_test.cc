@@ -125,6 +125,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{kEp, "--oxide-token-file=/nonexistent/token"}, ControllerEnv(), "token file"},
         BadCase{{kEp, "--oxide-ca-file=/nonexistent/ca.pem"}, ControllerEnv(), "--oxide-ca-file"},
         BadCase{{kEp, "--instance-id=not-a-uuid"}, ControllerEnv(), "--instance-id"},
+        BadCase{{kEp, "--metrics-address=9810"}, ControllerEnv(), "--metrics-address"},
+        BadCase{{kEp, "--metrics-address=metrics.local:9810"}, ControllerEnv(), "not resolved"},
         BadCase{{kEp, "--mode=controller"},
                 {{"OXIDE_TOKEN", kToken}, {"OXIDE_PROJECT", "p"}},
                 "OXIDE_HOST"},
@@ -211,6 +213,17 @@ TEST(Settings, PlainHttpOnlyWhenInsecure) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->settings.oxide_host, "http://127.0.0.1:8080");
   EXPECT_TRUE(parsed->settings.oxide_insecure);
+}
+
+TEST(Settings, MetricsAreOffUnlessAnAddressIsGiven) {
+  auto off = Parse({kEp});
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->settings.serve_metrics);
+  auto on = Parse({kEp, "--metrics-address=[::]:9810"});
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->settings.serve_metrics);
+  EXPECT_EQ(on->settings.metrics_host, "::");
+  EXPECT_EQ(on->settings.metrics_port, 9810);
 }
 
 }  // namespace
