@@ -8,8 +8,10 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "guest_volume_fixture.h"
+#include "support/wait_until.h"
 
 namespace oxide::testing {
 namespace {
@@ -52,6 +54,21 @@ Scrape Parse(const std::string& text) {
   return scrape;
 }
 
+// The plugin's /metrics, at the address its start-up log names (it listens on port 0).
+Scrape ScrapeOf(const PluginProcess& plugin) {
+  const std::string log = plugin.Log();
+  const std::regex address(R"(http://127\.0\.0\.1:([0-9]+)/metrics)");
+  std::string port;  // the last one: a restarted plugin may append to the same log
+  for (std::sregex_iterator it(log.begin(), log.end(), address), end; it != end; ++it)
+    port = (*it)[1];
+  EXPECT_FALSE(port.empty()) << log;
+  sim_test::HttpClient client("http://127.0.0.1:" + port);
+  client.set_token(std::nullopt);
+  sim_test::Reply reply = client.get("/metrics");
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  return Parse(reply.body);
+}
+
 class MetricsTest : public GuestVolumeTest {
  protected:
   std::vector<std::string> plugin_args() const override {
@@ -59,23 +76,33 @@ class MetricsTest : public GuestVolumeTest {
     args.push_back("--metrics-address=127.0.0.1:0");
     return args;
   }
+  Scrape Get() { return ScrapeOf(*plugin_); }
+};
 
-  std::string MetricsUrl() {
-    const std::string log = plugin_->Log();
-    const std::regex address(R"(http://127\.0\.0\.1:([0-9]+)/metrics)");
-    std::smatch found;
-    EXPECT_TRUE(std::regex_search(log, found, address)) << log;
-    return "http://127.0.0.1:" + found[1].str();
-  }
-
-  Scrape Get() {
-    sim_test::HttpClient client(MetricsUrl());
-    client.set_token(std::nullopt);
-    sim_test::Reply reply = client.get("/metrics");
-    EXPECT_EQ(reply.status, 200) << reply.body;
-    return Parse(reply.body);
+class RecoveryMetricsTest : public ControllerTest {
+ protected:
+  std::vector<std::string> plugin_args() const override {
+    return {"--metrics-address=127.0.0.1:0", "--shutdown-grace-seconds=1"};
   }
 };
+
+// A create cut off by a shutdown is settled by the next start's recovery, which counts it.
+TEST_F(RecoveryMetricsTest, RecoveryAtStartCountsTheEntriesItSettled) {
+  SetSimFaults({{{"operation", "disk_create"}, {"latency_ms", 4000}}});
+  std::thread create([this] {
+    grpc::Status cut = Create(CreateRequest("pvc-cut-off"));
+    EXPECT_EQ(cut.error_code(), grpc::StatusCode::UNAVAILABLE) << cut.error_message();
+  });
+  ASSERT_TRUE(WaitUntil([&] { return CountSimRequests("POST", "disk_create") == 1; },
+                        std::chrono::seconds(10)));
+  StopPlugin();  // the grace (1 s) ends before Oxide answers: the journal entry stays pending
+  create.join();
+  SetSimFaults(nlohmann::json::array());
+  StartPlugin();
+  ASSERT_TRUE(plugin_->WaitForLog("reconciled an unfinished operation")) << plugin_->Log();
+  const Scrape after = ScrapeOf(*plugin_);
+  EXPECT_EQ(after.Sum("oxide_csi_recovery_entries_total"), 1) << "one entry settled";
+}
 
 TEST_F(MetricsTest, EveryFamilyIsExposedTheCallsMoveThemAndLabelsStayBounded) {
   const Scrape before = Get();
