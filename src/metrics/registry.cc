@@ -1,8 +1,8 @@
 #include "metrics/registry.h"
 
 #include <algorithm>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace oxide::metrics {
@@ -218,30 +218,21 @@ void HistogramFamily::RenderChild(const Child& child, std::string* out) const {
 
 CounterFamily& Registry::AddCounter(std::string name, std::string help,
                                     std::vector<std::string> label_names, size_t max_children) {
-  auto family = std::make_unique<CounterFamily>(std::move(name), std::move(help), Type::kCounter,
-                                                std::move(label_names), max_children);
-  CounterFamily& added = *family;
-  families_.push_back(std::move(family));
-  return added;
+  return Keep(std::make_unique<CounterFamily>(std::move(name), std::move(help), Type::kCounter,
+                                              std::move(label_names), max_children));
 }
 
 GaugeFamily& Registry::AddGauge(std::string name, std::string help,
                                 std::vector<std::string> label_names, size_t max_children) {
-  auto family = std::make_unique<GaugeFamily>(std::move(name), std::move(help), Type::kGauge,
-                                              std::move(label_names), max_children);
-  GaugeFamily& added = *family;
-  families_.push_back(std::move(family));
-  return added;
+  return Keep(std::make_unique<GaugeFamily>(std::move(name), std::move(help), Type::kGauge,
+                                            std::move(label_names), max_children));
 }
 
 HistogramFamily& Registry::AddHistogram(std::string name, std::string help,
                                         std::vector<std::string> label_names, Buckets bounds,
                                         size_t max_children) {
-  auto family = std::make_unique<HistogramFamily>(
-      std::move(name), std::move(help), std::move(label_names), std::move(bounds), max_children);
-  HistogramFamily& added = *family;
-  families_.push_back(std::move(family));
-  return added;
+  return Keep(std::make_unique<HistogramFamily>(
+      std::move(name), std::move(help), std::move(label_names), std::move(bounds), max_children));
 }
 
 void Registry::AddCollector(std::function<void(std::string*)> collect) {

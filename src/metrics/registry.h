@@ -167,6 +167,13 @@ class Registry {
   std::vector<const FamilyBase*> families() const;
 
  private:
+  template <typename F>
+  F& Keep(std::unique_ptr<F> family) {
+    F& kept = *family;
+    families_.push_back(std::move(family));
+    return kept;
+  }
+
   std::vector<std::unique_ptr<FamilyBase>> families_;
   std::vector<std::function<void(std::string*)>> collectors_;
 };
