@@ -35,7 +35,9 @@ void OxideCredentialsCheck::TokenReplaced() {
 }
 
 void OxideCredentialsCheck::TokenRejected() {
-  Rejected("Oxide did not accept the API token");
+  Rejected(oxide_->token().can_refresh()
+               ? "a call was answered 401 Unauthorized, and the token file still holds that token"
+               : "a call was answered 401 Unauthorized");
 }
 
 void OxideCredentialsCheck::Rejected(const std::string& why) {

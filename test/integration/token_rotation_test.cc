@@ -14,7 +14,7 @@ constexpr const char* kTokenA = "oxide-token-plugin-rotation-a-2b7d";
 constexpr const char* kTokenB = "oxide-token-plugin-rotation-b-e04c";
 constexpr const char* kTokenC = "oxide-token-plugin-rotation-c-9a31";
 
-class TokenRotationTest : public ControllerTest {
+class PluginTokenRotationTest : public ControllerTest {
  protected:
   void BeforePluginStart() override {
     AcceptTokens({kTokenA});
@@ -27,8 +27,9 @@ class TokenRotationTest : public ControllerTest {
     ASSERT_TRUE(WaitUntil([&] { return CountSimRequests("GET", "project_view") >= 1; }));
   }
   void TearDown() override {
-    const std::string log = plugin_ ? plugin_->Log() : "";
-    ControllerTest::TearDown();
+    ControllerTest::TearDown();  // stops the plugin: its log is complete
+    const std::string log = ReadFile(setup_->log_path());
+    EXPECT_FALSE(log.empty());
     for (const char* token : {kTokenA, kTokenB, kTokenC})
       EXPECT_EQ(log.find(token), std::string::npos) << "a token reached the log:\n" << log;
   }
@@ -53,7 +54,7 @@ class TokenRotationTest : public ControllerTest {
   SecretVolume volume_{kTokenA};
 };
 
-TEST_F(TokenRotationTest, AKubeletSwapReachesTheRunningPluginAndNoCallFails) {
+TEST_F(PluginTokenRotationTest, AKubeletSwapReachesTheRunningPluginAndNoCallFails) {
   AcceptTokens({kTokenA, kTokenB});
   const csi::v1::Volume before = MustCreate("pvc-rotation-before");
   volume_.Swap(kTokenB);
@@ -66,7 +67,7 @@ TEST_F(TokenRotationTest, AKubeletSwapReachesTheRunningPluginAndNoCallFails) {
   EXPECT_EQ(CountStatus(401), 0);
 }
 
-TEST_F(TokenRotationTest, OxideSwitchingBeforeTheFileCostsNoFailedCall) {
+TEST_F(PluginTokenRotationTest, OxideSwitchingBeforeTheFileCostsNoFailedCall) {
   AcceptTokens({kTokenB});
   volume_.Swap(kTokenB);
   // Whichever comes first, the directory's notification or the 401 to the old token, the call
@@ -75,7 +76,7 @@ TEST_F(TokenRotationTest, OxideSwitchingBeforeTheFileCostsNoFailedCall) {
   EXPECT_TRUE(plugin_->WaitForLog("reloaded the Oxide API token from")) << plugin_->Log();
 }
 
-TEST_F(TokenRotationTest, ARejectedTokenMakesProbeNotReadyUntilTheFileHoldsOneOxideAccepts) {
+TEST_F(PluginTokenRotationTest, ARejectedTokenMakesProbeNotReadyUntilTheFileHoldsOneOxideAccepts) {
   AcceptTokens({kTokenC});
   ExpectCode(Create(CreateRequest("pvc-rejected")), StatusCode::UNAUTHENTICATED,
              "Oxide did not accept the API token");
@@ -88,11 +89,16 @@ TEST_F(TokenRotationTest, ARejectedTokenMakesProbeNotReadyUntilTheFileHoldsOneOx
   MustCreate("pvc-accepted");
 }
 
-TEST_F(TokenRotationTest, AnEmptyFileKeepsTheTokenInUseAndIsWarnedAboutOnce) {
+TEST_F(PluginTokenRotationTest, AnEmptyFileKeepsTheTokenInUseUntilItHoldsATokenAgain) {
   volume_.Swap("");
   ASSERT_TRUE(plugin_->WaitForLog("the Oxide token file cannot be used")) << plugin_->Log();
   MustCreate("pvc-empty-file");
   EXPECT_TRUE(Probe().ok());
+  AcceptTokens({kTokenA, kTokenB});
+  volume_.Swap(kTokenB);
+  ASSERT_TRUE(plugin_->WaitForLog("reloaded the Oxide API token from")) << plugin_->Log();
+  EXPECT_NE(plugin_->Log().find("the Oxide token file is readable again"), std::string::npos);
+  MustCreate("pvc-file-fixed");
 }
 
 }  // namespace
