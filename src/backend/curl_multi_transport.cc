@@ -15,15 +15,14 @@
 namespace oxide::backend {
 namespace {
 
-// Loads and initialises libcurl once, before the first handle of any transport; passes `options`
-// through. The plugin checks LoadCurl() at start, so a failure here is a programming error.
-const TransportOptions& InitCurlOnce(const TransportOptions& options) {
+// Loads and initialises libcurl once, before the first handle of any transport. The plugin
+// checks LoadCurl() at start, so a failure here is a programming error.
+void InitCurlOnce() {
   std::string error;
   if (!LoadCurl(&error)) {
     log::Error("cannot make an Oxide transport: " + error);
     std::abort();
   }
-  return options;
 }
 
 }  // namespace
@@ -36,8 +35,14 @@ struct CurlMultiTransport::SocketWatch {
   bool wanted = false;  // curl waits for `events` (false: an idle connection in curl's pool)
 };
 
-CurlMultiTransport::CurlMultiTransport(uv_loop_t* loop, TransportOptions options)
-    : loop_(loop), options_(std::move(options)), headers_(InitCurlOnce(options_)) {
+CurlMultiTransport::CurlMultiTransport(uv_loop_t* loop, TransportOptions options,
+                                       const ApiToken* token)
+    : loop_(loop),
+      options_(std::move(options)),
+      own_token_(token == nullptr ? std::make_unique<ApiToken>(options_.token) : nullptr),
+      token_(token == nullptr ? own_token_.get() : token) {
+  InitCurlOnce();
+  headers_ = std::make_shared<const CurlHeaders>(token_->value(), token_->generation());
   while (!options_.base_url.empty() && options_.base_url.back() == '/')
     options_.base_url.pop_back();
   if (options_.max_host_connections > 0) {
@@ -112,6 +117,8 @@ void CurlMultiTransport::StartQueued() {
       reuse = idle_easy_.back();
       idle_easy_.pop_back();
     }
+    if (headers_->token_generation() != token_->generation())
+      headers_ = std::make_shared<const CurlHeaders>(token_->value(), token_->generation());
     bool started = transfer->Prepare(options_, headers_, reuse);
     if (started && reuse == nullptr) {
       Curl().easy_setopt(transfer->easy, CURLOPT_OPENSOCKETFUNCTION, &OnOpenSocket);

@@ -46,6 +46,7 @@ struct HttpResponse {
   std::string transport_message;  // libcurl's explanation when transport_error != kNone
   int attempts = 1;               // filled in by the retry layer
   long new_connections = 0;       // connections libcurl opened for this transfer
+  uint64_t token_generation = 0;  // ApiToken::generation() of the token sent (0: none)
 };
 
 using HttpCallback = std::function<void(HttpResponse)>;

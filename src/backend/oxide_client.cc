@@ -8,6 +8,7 @@
 #include "backend/oxide_json.h"
 #include "backend/request_paths.h"
 #include "backend/retrying_transport.h"
+#include "backend/token_retry_transport.h"
 #include "config/settings.h"
 #include "config/validation.h"
 #include "util/log.h"
@@ -75,6 +76,7 @@ ClientConfig ClientConfigFromSettings(const Settings& settings) {
   config.project = settings.oxide_project;
   config.transport.base_url = settings.oxide_host;
   config.transport.token = settings.oxide_token;
+  config.token_file = settings.oxide_token_file;
   config.transport.ca_file = settings.oxide_ca_file;
   config.transport.insecure = settings.oxide_insecure;
   return config;
@@ -82,23 +84,37 @@ ClientConfig ClientConfigFromSettings(const Settings& settings) {
 
 std::unique_ptr<OxideClient> OxideClient::Create(uv_loop_t* loop, Clock* clock,
                                                  const ClientConfig& config) {
+  auto token = std::make_unique<ApiToken>(config.transport.token);
+  std::unique_ptr<TokenFileWatch> watch;
+  if (!config.token_file.empty())
+    watch = std::make_unique<TokenFileWatch>(loop, clock, config.token_file, token.get());
   // curl's own timers (I/O timeouts it drives) stay raw uv timers on `loop`.
-  auto curl = std::make_unique<CurlMultiTransport>(loop, config.transport);
+  auto curl = std::make_unique<CurlMultiTransport>(loop, config.transport, token.get());
   auto retrying = std::make_unique<RetryingTransport>(clock, std::move(curl), config.retry);
-  return std::make_unique<OxideClient>(std::move(retrying), config.project, config.transport.token);
+  auto refreshing = std::make_unique<TokenRetryTransport>(token.get(), std::move(retrying));
+  auto client =
+      std::make_unique<OxideClient>(std::move(refreshing), config.project, config.transport.token);
+  client->token_ = std::move(token);  // the plain constructor's stand-in goes first
+  client->token_watch_ = std::move(watch);
+  return client;
 }
 
 OxideClient::OxideClient(std::unique_ptr<HttpTransport> transport, std::string project,
                          std::string token)
-    : transport_(std::move(transport)), project_(std::move(project)), token_(std::move(token)) {}
+    : token_(std::make_unique<ApiToken>(std::move(token))),
+      transport_(std::move(transport)),
+      project_(std::move(project)) {}
 
 OxideClient::~OxideClient() = default;
 
 Status OxideClient::Scrub(Status status) const {
-  if (token_.empty() || status.message().find(token_) == std::string::npos) return status;
-  std::string message = status.message();
-  for (size_t at = message.find(token_); at != std::string::npos; at = message.find(token_, at))
-    message.replace(at, token_.size(), "[REDACTED]");
+  // The token in use now, and every token the log knows (the ones used before a reload).
+  const std::string& token = token_->value();
+  std::string message = log::Redact(status.message());
+  for (size_t at = message.find(token); !token.empty() && at != std::string::npos;
+       at = message.find(token, at))
+    message.replace(at, token.size(), "[REDACTED]");
+  if (message == status.message()) return status;
   return {status.code(), std::move(message)};
 }
 

@@ -70,6 +70,8 @@ std::string TooLarge(const std::string& what) {
   return what + " is larger than " + std::to_string(kLargestSettingFile / 1024) + " KiB";
 }
 
+}  // namespace
+
 StatusOr<std::string> ReadTokenFile(const std::string& path) {
   std::optional<std::string> text = ReadSettingFile(path);
   if (!text) return InvalidArgument("cannot read the Oxide token file " + path);
@@ -83,6 +85,8 @@ StatusOr<std::string> ReadTokenFile(const std::string& path) {
   if (token.empty()) return InvalidArgument("the Oxide token file " + path + " is empty");
   return token;
 }
+
+namespace {
 
 const std::vector<Option>& Options() {
   static const std::vector<Option> options = {
@@ -216,11 +220,13 @@ const std::vector<Option>& Options() {
        }},
       {"oxide-token-file", "OXIDE_TOKEN_FILE", "PATH", "(or OXIDE_TOKEN)",
        "file holding the Oxide API token; the token itself is read only from OXIDE_TOKEN or "
-       "this file, never from the command line",
+       "this file, never from the command line; the file is watched, so a rotated token is used "
+       "without a restart (OXIDE_TOKEN is read once)",
        [](Settings& s, const std::string& v) {
          auto token = ReadTokenFile(v);
          if (!token.ok()) return Invalid("oxide-token-file", token.status().message());
          s.oxide_token = *token;
+         s.oxide_token_file = v;
          return Status::Ok();
        }},
       {"oxide-ca-file", nullptr, "PATH", "(system CA bundle)",

@@ -38,6 +38,7 @@ TEST(Settings, DefaultsWithOnlyTheRequiredSettings) {
   EXPECT_EQ(s.shutdown_grace_seconds, 15);
   EXPECT_EQ(s.oxide_host, "https://oxide.example.com");
   EXPECT_EQ(s.oxide_token, kToken);
+  EXPECT_EQ(s.oxide_token_file, "");  // OXIDE_TOKEN: nothing to watch
   EXPECT_EQ(s.oxide_project, "k8s");
   EXPECT_EQ(s.instance_id, kInstance);
   EXPECT_EQ(s.advertised_csi_minor, 12);
@@ -161,6 +162,7 @@ TEST(Settings, TokenFromFileIsTrimmedAndConflictsWithTheVariable) {
   auto parsed = ParseCommandLine({kEp}, env);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->settings.oxide_token, kToken);
+  EXPECT_EQ(parsed->settings.oxide_token_file, dir.File("token"));  // watched while running
 
   env["OXIDE_TOKEN"] = kToken;
   auto both = ParseCommandLine({kEp}, env);
