@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
 namespace oxide::backend {
@@ -14,6 +15,7 @@ void ApiToken::Replace(std::string token) {
   log::RegisterSecret(token);
   value_ = std::move(token);
   ++generation_;
+  metrics::Families().token_reloads.Increment();
   if (observer_ != nullptr) observer_->TokenReplaced();
 }
 

@@ -2,6 +2,7 @@
 // from a real Secret volume that the test updates the way the kubelet does, against the real
 // simulator, which accepts the tokens the test says. No restart in between.
 #include "controller_fixture.h"
+#include "metrics_scrape.h"
 #include "support/secret_volume.h"
 #include "support/wait_until.h"
 
@@ -16,6 +17,9 @@ constexpr const char* kTokenC = "oxide-token-plugin-rotation-c-9a31";
 
 class PluginTokenRotationTest : public ControllerTest {
  protected:
+  std::vector<std::string> plugin_args() const override {
+    return {"--metrics-address=127.0.0.1:0"};
+  }
   void BeforePluginStart() override {
     AcceptTokens({kTokenA});
     setup_->env.erase("OXIDE_TOKEN");
@@ -65,6 +69,7 @@ TEST_F(PluginTokenRotationTest, AKubeletSwapReachesTheRunningPluginAndNoCallFail
   EXPECT_TRUE(Delete(before.volume_id()).ok());
   EXPECT_TRUE(Probe().ok());
   EXPECT_EQ(CountStatus(401), 0);
+  EXPECT_EQ(ScrapeOf(*plugin_).Sum("oxide_csi_token_reloads_total"), 1);
 }
 
 TEST_F(PluginTokenRotationTest, OxideSwitchingBeforeTheFileCostsNoFailedCall) {
