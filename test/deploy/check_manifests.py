@@ -598,8 +598,9 @@ def check_render(objs, where, version, r):
                                     (v.get("projected") or {}).get("sources") or []):
                 r.fail(inv, where, f"{kind_name(o)}: volume {v.get('name')} is a Secret")
         if s.get("automountServiceAccountToken") is not False:
-            r.fail(inv, where, f"{kind_name(o)}: automountServiceAccountToken is not false (the node "
-                               f"pod needs no Kubernetes API access)")
+            r.fail(inv, where, f"{kind_name(o)}: automountServiceAccountToken is not false: every "
+                               f"container would get an API token; only the plugin needs one, "
+                               f"projected into it alone")
     r.done(inv, where)
 
     # ---- image version
@@ -923,6 +924,9 @@ def check_node_identity(node_pods, objs, where, r):
         inv = "node-rbac-get-nodes"
         ns = o["metadata"].get("namespace")
         sa = s.get("serviceAccountName") or "default"
+        if not any(x.get("kind") == "ServiceAccount" and x["metadata"]["name"] == sa and
+                   x["metadata"].get("namespace") == ns for x in objs):
+            continue   # rbac-consistent names the missing ServiceAccount
         granted = set()
         bound = list(bindings_of(objs, ns, sa))
         for b in bound:
@@ -978,8 +982,9 @@ def metrics_port(address):
 
 def check_metrics(plugin_pods, objs, where, r):
     inv = "metrics-port"
-    ports = {}   # (kind, name) -> metrics port of the workload's plugin
+    ports = {}   # kind/name -> metrics port of the workload's plugin, where metrics-port holds
     for o, s, p in plugin_pods:
+        before = len(r.failures)
         addr = flags(p).get("metrics-address")
         hp = metrics_port(addr) if isinstance(addr, str) else None
         if hp is None:
@@ -987,7 +992,6 @@ def check_metrics(plugin_pods, objs, where, r):
                                f"(got {addr!r})")
             continue
         host, port = hp
-        ports[kind_name(o)] = port
         if host not in ("0.0.0.0", "", "[::]"):
             r.fail(inv, where, f"{kind_name(o)}: --metrics-address={addr} listens on {host} only; "
                                f"Prometheus scrapes the pod IP")
@@ -1020,6 +1024,8 @@ def check_metrics(plugin_pods, objs, where, r):
             if port in used:
                 r.fail(inv, where, f"{kind_name(o)}: container {c['name']} also uses port {port}, "
                                    f"the plugin's metrics port")
+        if len(r.failures) == before:
+            ports[kind_name(o)] = port
     r.done(inv, where)
 
     inv = "metrics-service"
@@ -1054,6 +1060,8 @@ def check_metrics(plugin_pods, objs, where, r):
                         r.fail(inv, where, f"{kind_name(svc)}: selector {ssel} does not match the "
                                            f"pods of {kind_name(o)}, whose metrics go unscraped")
                         continue
+                    if kind_name(o) not in ports:
+                        continue   # its metrics port is broken: metrics-port says how
                     target = port_number(p, sport.get("targetPort", sport.get("port")))
                     if target != ports.get(kind_name(o)):
                         r.fail(inv, where, f"{kind_name(svc)} port {sport.get('name')} targets "
