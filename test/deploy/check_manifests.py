@@ -6,9 +6,12 @@
    `kubectl kustomize`.
 3. Invariants hold on every rendered set of objects. Each invariant has a name; a broken one
    prints `FAIL [name] (render): what is wrong`, and the script exits 1.
+4. The Grafana dashboards in deploy/grafana/ are well formed and query only the metric families
+   of deploy/grafana/metric-families.txt, which must match src/metrics/*.cc once that exists
+   (dashboard_checks.py).
 
 Usage: check_manifests.py [--deploy-dir DIR] [--project-version X.Y.Z | --cmakelists FILE]
-                          [--kubectl PATH]
+                          [--kubectl PATH] [--source-dir SRC]
 The project version is the one of project(... VERSION ...) in the top CMakeLists.txt; CTest
 passes ${PROJECT_VERSION}. Without it, the script reads the CMakeLists.txt next to deploy/.
 """
