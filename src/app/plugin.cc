@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "app/memory_trim.h"
+#include "app/metrics_endpoint.h"
 #include "backend/curl_library.h"
 #include "backend/oxide_client.h"
 #include "csi/controller_service.h"
@@ -19,6 +20,7 @@
 #include "loop/clock.h"
 #include "loop/event_loop.h"
 #include "loop/turn_monitor.h"
+#include "metrics/plugin_metrics.h"
 #include "node/instance_identity.h"
 #include "rpc/csi_server.h"
 #include "store/group_commit.h"
@@ -71,6 +73,7 @@ class SignalWatch {
 int RunPlugin(const Settings& settings) {
   log::Configure(settings.log_level, settings.log_format);
   log::RegisterSecret(settings.oxide_token);
+  metrics::RegisterPluginMetrics(kVersion, ModeName(settings.mode));
   if (settings.ServesController() && settings.oxide_insecure) {
     log::Warn("--oxide-insecure: TLS verification of the Oxide API is OFF; use this only in tests");
   }
@@ -111,6 +114,13 @@ int RunPlugin(const Settings& settings) {
   TurnMonitor turns(loop.uv());
   // After a burst, checked every 5 s: RSS grown by more than 4 MiB is given back.
   MemoryTrim memory_trim(loop.uv(), std::chrono::seconds(5), 4 << 20);
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
+  if (settings.serve_metrics) {
+    metrics::MetricsServerOptions options;
+    options.host = settings.metrics_host;
+    options.port = settings.metrics_port;
+    metrics_endpoint = std::make_unique<MetricsEndpoint>(loop.uv(), std::move(options));
+  }
   // The store thread owns the database's connection from here on.
   auto commit = std::make_unique<store::GroupCommit>(loop.uv(), db);
   std::vector<csi_adapter::IdentityService::HealthCheck> health = {
@@ -187,15 +197,28 @@ int RunPlugin(const Settings& settings) {
       oxide.reset();
       commit->Flush();  // its handles are idle now; it lives on for the node service
       signals.Close();
+      if (metrics_endpoint) metrics_endpoint->Stop();
       memory_trim.Stop();
       turns.Stop();
       loop.Stop();
     });
   });
-  Status started = server.Start({.socket_path = settings.socket_path,
-                                 .socket_mode = settings.socket_mode,
-                                 .pump_spin = std::chrono::microseconds(settings.rpc_spin_us)});
+  // Before the socket: a CO that sees the socket may expect the metrics (and a port in use stops
+  // the start before the plugin serves anything).
+  Status started = metrics_endpoint ? metrics_endpoint->Start() : Status::Ok();
+  if (started.ok() && metrics_endpoint) {
+    const bool v6 = settings.metrics_host.find(':') != std::string::npos;
+    const std::string host = v6 ? "[" + settings.metrics_host + "]" : settings.metrics_host;
+    log::Info("serving metrics",
+              {{"address",
+                "http://" + host + ":" + std::to_string(metrics_endpoint->port()) + "/metrics"}});
+  }
+  if (started.ok())
+    started = server.Start({.socket_path = settings.socket_path,
+                            .socket_mode = settings.socket_mode,
+                            .pump_spin = std::chrono::microseconds(settings.rpc_spin_us)});
   if (!started.ok()) {
+    if (metrics_endpoint) metrics_endpoint->Stop();
     signals.Close();
     uv_run(loop.uv(), UV_RUN_NOWAIT);  // the close callbacks, while `signals` still exists
     log::Error("cannot start: " + started.message());

@@ -9,20 +9,20 @@
 #include <vector>
 
 #include "backend/curl_library.h"
+#include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
 namespace oxide::backend {
 namespace {
 
-// Loads and initialises libcurl once, before the first handle of any transport; passes `options`
-// through. The plugin checks LoadCurl() at start, so a failure here is a programming error.
-const TransportOptions& InitCurlOnce(const TransportOptions& options) {
+// Loads and initialises libcurl once, before the first handle of any transport. The plugin
+// checks LoadCurl() at start, so a failure here is a programming error.
+void InitCurlOnce() {
   std::string error;
   if (!LoadCurl(&error)) {
     log::Error("cannot make an Oxide transport: " + error);
     std::abort();
   }
-  return options;
 }
 
 }  // namespace
@@ -35,8 +35,14 @@ struct CurlMultiTransport::SocketWatch {
   bool wanted = false;  // curl waits for `events` (false: an idle connection in curl's pool)
 };
 
-CurlMultiTransport::CurlMultiTransport(uv_loop_t* loop, TransportOptions options)
-    : loop_(loop), options_(std::move(options)), headers_(InitCurlOnce(options_)) {
+CurlMultiTransport::CurlMultiTransport(uv_loop_t* loop, TransportOptions options,
+                                       const ApiToken* token)
+    : loop_(loop),
+      options_(std::move(options)),
+      own_token_(token == nullptr ? std::make_unique<ApiToken>(options_.token) : nullptr),
+      token_(token == nullptr ? own_token_.get() : token) {
+  InitCurlOnce();
+  headers_ = std::make_shared<const CurlHeaders>(token_->value(), token_->generation());
   while (!options_.base_url.empty() && options_.base_url.back() == '/')
     options_.base_url.pop_back();
   if (options_.max_host_connections > 0) {
@@ -87,9 +93,17 @@ size_t CurlMultiTransport::idle_connections_armed() const {
   }));
 }
 
+void CurlMultiTransport::RecordAttempt(const HttpRequest& request, const HttpResponse& response,
+                                       double seconds) {
+  metrics::Families()
+      .oxide_request_duration.With({request.operation, OutcomeLabel(response)})
+      .Observe(seconds);
+}
+
 void CurlMultiTransport::Send(HttpRequest request, HttpCallback done) {
   queue_.push_back({std::move(request), std::move(done)});
   StartQueued();
+  metrics::Families().oxide_requests_queued.Set(static_cast<double>(queue_.size()));
 }
 
 void CurlMultiTransport::StartQueued() {
@@ -103,6 +117,8 @@ void CurlMultiTransport::StartQueued() {
       reuse = idle_easy_.back();
       idle_easy_.pop_back();
     }
+    if (headers_->token_generation() != token_->generation())
+      headers_ = std::make_shared<const CurlHeaders>(token_->value(), token_->generation());
     bool started = transfer->Prepare(options_, headers_, reuse);
     if (started && reuse == nullptr) {
       Curl().easy_setopt(transfer->easy, CURLOPT_OPENSOCKETFUNCTION, &OnOpenSocket);
@@ -234,8 +250,10 @@ void CurlMultiTransport::OnDeferred(uv_timer_t* timer) {
   auto* transport = static_cast<CurlMultiTransport*>(timer->data);
   auto failed = std::move(transport->failed_to_start_);
   transport->failed_to_start_.clear();
-  for (auto& transfer : failed)
+  for (auto& transfer : failed) {
+    RecordAttempt(transfer->request, transfer->response, 0);
     transfer->done(std::move(transfer->response));
+  }
 }
 
 void CurlMultiTransport::Act(curl_socket_t fd, int events) {
@@ -254,6 +272,9 @@ void CurlMultiTransport::FinishDoneTransfers() {
     CurlTransfer* t = nullptr;
     Curl().easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
     t->Finish(result);
+    curl_off_t total_us = 0;
+    Curl().easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total_us);
+    RecordAttempt(t->request, t->response, static_cast<double>(total_us) / 1e6);
     Curl().multi_remove_handle(multi_, easy);
     active_.erase(t);
     connections_opened_ += static_cast<uint64_t>(t->response.new_connections);
@@ -261,6 +282,7 @@ void CurlMultiTransport::FinishDoneTransfers() {
     finished.emplace_back(t);
   }
   StartQueued();  // freed slots go to the oldest waiting requests first
+  metrics::Families().oxide_requests_queued.Set(static_cast<double>(queue_.size()));
   for (auto& transfer : finished)
     transfer->done(std::move(transfer->response));
 }

@@ -3,7 +3,10 @@
 // in flight with a FIFO queue behind it, keep-alive reuse. Finished easy handles are reset and
 // kept (at most max_in_flight) for the next transfers instead of being re-created. A connection's
 // uv_poll_t lives as long as the connection, and stays armed for reading while the connection
-// idles in curl's pool, so reusing it costs no epoll_ctl. Loop thread only; nothing blocks.
+// idles in curl's pool, so reusing it costs no epoll_ctl. The Authorization header comes from an
+// ApiToken: when its generation moves, the next transfer to start builds new header lists (the
+// transfers under way keep theirs), so a request costs one integer compare for it. Loop thread
+// only; nothing blocks.
 #pragma once
 
 #include <curl/curl.h>
@@ -18,6 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "backend/api_token.h"
 #include "backend/curl_transfer.h"
 #include "backend/http_types.h"
 
@@ -25,7 +29,9 @@ namespace oxide::backend {
 
 class CurlMultiTransport : public HttpTransport {
  public:
-  CurlMultiTransport(uv_loop_t* loop, TransportOptions options);
+  // Sends `token` (which must outlive the transport) as it is when each transfer starts; without
+  // one, options.token, fixed.
+  CurlMultiTransport(uv_loop_t* loop, TransportOptions options, const ApiToken* token = nullptr);
   // Aborts every transfer and drops its callback uncalled. The loop must run afterwards so that
   // the uv handles' close callbacks free them.
   ~CurlMultiTransport() override;
@@ -56,6 +62,9 @@ class CurlMultiTransport : public HttpTransport {
   static void OnDeferred(uv_timer_t* timer);
 
   void StartQueued();
+  // One sample of oxide_csi_oxide_request_duration_seconds; `seconds` is libcurl's total time.
+  static void RecordAttempt(const HttpRequest& request, const HttpResponse& response,
+                            double seconds);
   void Act(curl_socket_t fd, int events);
   void FinishDoneTransfers();
   SocketWatch* WatchFor(curl_socket_t fd);
@@ -65,9 +74,11 @@ class CurlMultiTransport : public HttpTransport {
   uv_loop_t* loop_;
   TransportOptions options_;
   CURLM* multi_ = nullptr;
-  CurlHeaders headers_;
-  std::vector<CURL*> idle_easy_;    // reset handles for the next transfers; owned
-  uv_timer_t* timer_ = nullptr;     // curl's one timeout timer; heap: freed when closed
+  std::unique_ptr<ApiToken> own_token_;  // when none was given
+  const ApiToken* token_;
+  std::shared_ptr<const CurlHeaders> headers_;  // for token_'s current generation
+  std::vector<CURL*> idle_easy_;                // reset handles for the next transfers; owned
+  uv_timer_t* timer_ = nullptr;                 // curl's one timeout timer; heap: freed when closed
   uv_timer_t* deferred_ = nullptr;  // answers requests that could not start, never inline
   std::unordered_map<curl_socket_t, SocketWatch*> watches_;  // by socket; owned
   std::unordered_set<curl_socket_t> connection_sockets_;     // opened by OnOpenSocket, still open

@@ -97,9 +97,10 @@ int OnPrerequest(void* self, char*, char*, int, int) {
 
 }  // namespace
 
-CurlHeaders::CurlHeaders(const TransportOptions& options)
-    : user_agent_(std::string("oxide-csi-plugin/") + kVersion) {
-  const std::string authorization = "Authorization: Bearer " + options.token;
+CurlHeaders::CurlHeaders(const std::string& token, uint64_t token_generation)
+    : user_agent_(std::string("oxide-csi-plugin/") + kVersion),
+      token_generation_(token_generation) {
+  const std::string authorization = "Authorization: Bearer " + token;
   const std::string api_version = std::string("API-Version: ") + kOxideApiVersion;
   for (curl_slist** list : {&without_body_, &with_body_}) {
     *list = Curl().slist_append(*list, authorization.c_str());
@@ -144,8 +145,10 @@ void SetFixedOptions(CURL* e, const TransportOptions& options, const CurlHeaders
 
 }  // namespace
 
-bool CurlTransfer::Prepare(const TransportOptions& options, const CurlHeaders& headers,
-                           CURL* reuse) {
+bool CurlTransfer::Prepare(const TransportOptions& options,
+                           std::shared_ptr<const CurlHeaders> lists, CURL* reuse) {
+  headers = std::move(lists);
+  response.token_generation = headers->token_generation();
   easy = reuse != nullptr ? reuse : Curl().easy_init();
   if (easy == nullptr) {
     response.transport_error = TransportError::kOther;
@@ -153,11 +156,11 @@ bool CurlTransfer::Prepare(const TransportOptions& options, const CurlHeaders& h
     return false;
   }
   CURL* e = easy;
-  if (reuse == nullptr) SetFixedOptions(e, options, headers);
+  if (reuse == nullptr) SetFixedOptions(e, options, *headers);
   // Every option below is set for each transfer, so none is left over from the handle's last one.
   const HttpRequest& r = request;
   url = options.base_url + r.target;
-  curl_slist* header_list = r.body.empty() ? headers.without_body() : headers.with_body();
+  curl_slist* header_list = r.body.empty() ? headers->without_body() : headers->with_body();
   const auto timeout = r.timeout.count() > 0 ? r.timeout : options.default_timeout;
   bool ok = header_list != nullptr;
   ok = ok && Curl().easy_setopt(e, CURLOPT_URL, url.c_str()) == CURLE_OK;

@@ -14,4 +14,20 @@ const char* HttpMethodName(HttpMethod method) {
   return "?";
 }
 
+std::string OutcomeLabel(const HttpResponse& response) {
+  switch (response.transport_error) {
+    case TransportError::kNone:
+      return std::to_string(response.status);
+    case TransportError::kTimeout:
+      return "timeout";
+    case TransportError::kConnect:
+      return "connect";
+    case TransportError::kTls:
+      return "tls";
+    case TransportError::kOther:
+      return "error";
+  }
+  return "error";
+}
+
 }  // namespace oxide::backend

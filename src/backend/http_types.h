@@ -24,6 +24,8 @@ struct HttpRequest {
   bool idempotent = true;
   // Per attempt; zero = the transport's default.
   std::chrono::milliseconds timeout{0};
+  // The Oxide API's operationId (e.g. "disk_create"): the metrics label, never an id or name.
+  const char* operation = "other";
 };
 
 // Why no HTTP answer arrived.
@@ -44,9 +46,14 @@ struct HttpResponse {
   std::string transport_message;  // libcurl's explanation when transport_error != kNone
   int attempts = 1;               // filled in by the retry layer
   long new_connections = 0;       // connections libcurl opened for this transfer
+  uint64_t token_generation = 0;  // ApiToken::generation() of the token sent (0: none)
 };
 
 using HttpCallback = std::function<void(HttpResponse)>;
+
+// The HTTP status ("200", "503") or the kind of transport failure ("timeout", "connect", "tls",
+// "error"): a metrics label from a small fixed set.
+std::string OutcomeLabel(const HttpResponse& response);
 
 // Something that sends HTTP requests to the Oxide API and calls back on the loop thread.
 class HttpTransport {

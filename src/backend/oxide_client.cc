@@ -8,6 +8,7 @@
 #include "backend/oxide_json.h"
 #include "backend/request_paths.h"
 #include "backend/retrying_transport.h"
+#include "backend/token_retry_transport.h"
 #include "config/settings.h"
 #include "config/validation.h"
 #include "util/log.h"
@@ -46,6 +47,12 @@ HttpRequest Post(std::string target, const Json& body, bool idempotent) {
   return {HttpMethod::kPost, std::move(target), body.dump(), idempotent, {}};
 }
 
+// `operation`: the Oxide API's operationId, the label of the request's metrics.
+HttpRequest Named(const char* operation, HttpRequest request) {
+  request.operation = operation;
+  return request;
+}
+
 // Attach and detach ARE retried, unlike creates. Oxide decides them idempotently (reference §9):
 // attaching a disk already attached to this instance answers 202 whatever the instance's state,
 // and detaching a detached disk answers 202 even on a running instance. So when the first
@@ -69,6 +76,7 @@ ClientConfig ClientConfigFromSettings(const Settings& settings) {
   config.project = settings.oxide_project;
   config.transport.base_url = settings.oxide_host;
   config.transport.token = settings.oxide_token;
+  config.token_file = settings.oxide_token_file;
   config.transport.ca_file = settings.oxide_ca_file;
   config.transport.insecure = settings.oxide_insecure;
   return config;
@@ -76,23 +84,37 @@ ClientConfig ClientConfigFromSettings(const Settings& settings) {
 
 std::unique_ptr<OxideClient> OxideClient::Create(uv_loop_t* loop, Clock* clock,
                                                  const ClientConfig& config) {
+  auto token = std::make_unique<ApiToken>(config.transport.token);
+  std::unique_ptr<TokenFileWatch> watch;
+  if (!config.token_file.empty())
+    watch = std::make_unique<TokenFileWatch>(loop, clock, config.token_file, token.get());
   // curl's own timers (I/O timeouts it drives) stay raw uv timers on `loop`.
-  auto curl = std::make_unique<CurlMultiTransport>(loop, config.transport);
+  auto curl = std::make_unique<CurlMultiTransport>(loop, config.transport, token.get());
   auto retrying = std::make_unique<RetryingTransport>(clock, std::move(curl), config.retry);
-  return std::make_unique<OxideClient>(std::move(retrying), config.project, config.transport.token);
+  auto refreshing = std::make_unique<TokenRetryTransport>(token.get(), std::move(retrying));
+  auto client =
+      std::make_unique<OxideClient>(std::move(refreshing), config.project, config.transport.token);
+  client->token_ = std::move(token);  // the plain constructor's stand-in goes first
+  client->token_watch_ = std::move(watch);
+  return client;
 }
 
 OxideClient::OxideClient(std::unique_ptr<HttpTransport> transport, std::string project,
                          std::string token)
-    : transport_(std::move(transport)), project_(std::move(project)), token_(std::move(token)) {}
+    : token_(std::make_unique<ApiToken>(std::move(token))),
+      transport_(std::move(transport)),
+      project_(std::move(project)) {}
 
 OxideClient::~OxideClient() = default;
 
 Status OxideClient::Scrub(Status status) const {
-  if (token_.empty() || status.message().find(token_) == std::string::npos) return status;
-  std::string message = status.message();
-  for (size_t at = message.find(token_); at != std::string::npos; at = message.find(token_, at))
-    message.replace(at, token_.size(), "[REDACTED]");
+  // The token in use now, and every token the log knows (the ones used before a reload).
+  const std::string& token = token_->value();
+  std::string message = log::Redact(status.message());
+  for (size_t at = message.find(token); !token.empty() && at != std::string::npos;
+       at = message.find(token, at))
+    message.replace(at, token.size(), "[REDACTED]");
+  if (message == status.message()) return status;
   return {status.code(), std::move(message)};
 }
 
@@ -197,8 +219,8 @@ std::string OxideClient::PageQuery(const PageRequest& page) const {
 
 void OxideClient::GetDisk(const std::string& name_or_id, Done<Disk> done) {
   if (IsUuid(name_or_id)) done = OnlyInProject<Disk>("disk", std::move(done));
-  Call<Disk>(Get(ObjectTarget("disks", name_or_id, project_)), "get disk " + Quoted(name_or_id),
-             &ParseDisk, std::move(done));
+  Call<Disk>(Named("disk_view", Get(ObjectTarget("disks", name_or_id, project_))),
+             "get disk " + Quoted(name_or_id), &ParseDisk, std::move(done));
 }
 
 void OxideClient::CreateDisk(const DiskCreate& request, Done<Disk> done) {
@@ -211,22 +233,22 @@ void OxideClient::CreateDisk(const DiskCreate& request, Done<Disk> done) {
                      {"size", request.size},
                      {"disk_backend", {{"type", "distributed"}, {"disk_source", source}}}};
   const std::string target = "/v1/disks" + Query().Add("project", project_).ToString();
-  Call<Disk>(Post(target, body, /*idempotent=*/false), "create disk " + Quoted(request.name),
-             &ParseDisk, std::move(done));
+  Call<Disk>(Named("disk_create", Post(target, body, /*idempotent=*/false)),
+             "create disk " + Quoted(request.name), &ParseDisk, std::move(done));
 }
 
 void OxideClient::DeleteDisk(const std::string& name_or_id, DoneStatus done) {
-  CallNoBody(Delete(ObjectTarget("disks", name_or_id, project_)),
+  CallNoBody(Named("disk_delete", Delete(ObjectTarget("disks", name_or_id, project_))),
              "delete disk " + Quoted(name_or_id), std::move(done));
 }
 
 void OxideClient::ListDisks(const PageRequest& page, Done<Page<Disk>> done) {
-  Call<Page<Disk>>(Get("/v1/disks" + PageQuery(page)), "list disks of project " + Quoted(project_),
-                   &ParseDiskPage, std::move(done));
+  Call<Page<Disk>>(Named("disk_list", Get("/v1/disks" + PageQuery(page))),
+                   "list disks of project " + Quoted(project_), &ParseDiskPage, std::move(done));
 }
 
 void OxideClient::GetInstance(const std::string& name_or_id, Done<Instance> done) {
-  Call<Instance>(Get(ObjectTarget("instances", name_or_id, project_)),
+  Call<Instance>(Named("instance_view", Get(ObjectTarget("instances", name_or_id, project_))),
                  "get instance " + Quoted(name_or_id), &ParseInstance, std::move(done));
 }
 
@@ -239,22 +261,24 @@ void OxideClient::ListInstanceDisks(const std::string& instance, const PageReque
   if (page.page_token.empty()) query.Add("sort_by", SortName(page.sort_by));
   const std::string target =
       "/v1/instances/" + PercentEncode(instance) + "/disks" + query.ToString();
-  Call<Page<Disk>>(Get(target), "list disks of instance " + Quoted(instance), &ParseDiskPage,
-                   std::move(done));
+  Call<Page<Disk>>(Named("instance_disk_list", Get(target)),
+                   "list disks of instance " + Quoted(instance), &ParseDiskPage, std::move(done));
 }
 
 void OxideClient::AttachDisk(const std::string& instance, const std::string& disk,
                              Done<Disk> done) {
-  Call<Disk>(Post(ObjectTarget("instances", instance, project_, "/disks/attach"), {{"disk", disk}},
-                  kAttachDetachIdempotent),
+  Call<Disk>(Named("instance_disk_attach",
+                   Post(ObjectTarget("instances", instance, project_, "/disks/attach"),
+                        {{"disk", disk}}, kAttachDetachIdempotent)),
              "attach disk " + Quoted(disk) + " to instance " + Quoted(instance), &ParseDisk,
              std::move(done));
 }
 
 void OxideClient::DetachDisk(const std::string& instance, const std::string& disk,
                              Done<Disk> done) {
-  Call<Disk>(Post(ObjectTarget("instances", instance, project_, "/disks/detach"), {{"disk", disk}},
-                  kAttachDetachIdempotent),
+  Call<Disk>(Named("instance_disk_detach",
+                   Post(ObjectTarget("instances", instance, project_, "/disks/detach"),
+                        {{"disk", disk}}, kAttachDetachIdempotent)),
              "detach disk " + Quoted(disk) + " from instance " + Quoted(instance), &ParseDisk,
              std::move(done));
 }
@@ -263,44 +287,45 @@ void OxideClient::CreateSnapshot(const SnapshotCreate& request, Done<Snapshot> d
   const Json body = {
       {"name", request.name}, {"description", request.description}, {"disk", request.disk}};
   const std::string target = "/v1/snapshots" + Query().Add("project", project_).ToString();
-  Call<Snapshot>(Post(target, body, /*idempotent=*/false),
+  Call<Snapshot>(Named("snapshot_create", Post(target, body, /*idempotent=*/false)),
                  "create snapshot " + Quoted(request.name) + " of disk " + Quoted(request.disk),
                  &ParseSnapshot, std::move(done));
 }
 
 void OxideClient::GetSnapshot(const std::string& name_or_id, Done<Snapshot> done) {
   if (IsUuid(name_or_id)) done = OnlyInProject<Snapshot>("snapshot", std::move(done));
-  Call<Snapshot>(Get(ObjectTarget("snapshots", name_or_id, project_)),
+  Call<Snapshot>(Named("snapshot_view", Get(ObjectTarget("snapshots", name_or_id, project_))),
                  "get snapshot " + Quoted(name_or_id), &ParseSnapshot, std::move(done));
 }
 
 void OxideClient::DeleteSnapshot(const std::string& name_or_id, DoneStatus done) {
-  CallNoBody(Delete(ObjectTarget("snapshots", name_or_id, project_)),
+  CallNoBody(Named("snapshot_delete", Delete(ObjectTarget("snapshots", name_or_id, project_))),
              "delete snapshot " + Quoted(name_or_id), std::move(done));
 }
 
 void OxideClient::ListSnapshots(const PageRequest& page, Done<Page<Snapshot>> done) {
-  Call<Page<Snapshot>>(Get("/v1/snapshots" + PageQuery(page)),
+  Call<Page<Snapshot>>(Named("snapshot_list", Get("/v1/snapshots" + PageQuery(page))),
                        "list snapshots of project " + Quoted(project_), &ParseSnapshotPage,
                        std::move(done));
 }
 
 void OxideClient::GetProject(const std::string& name_or_id, Done<Project> done) {
-  Call<Project>(Get("/v1/projects/" + PercentEncode(name_or_id)),
+  Call<Project>(Named("project_view", Get("/v1/projects/" + PercentEncode(name_or_id))),
                 "get project " + Quoted(name_or_id), &ParseProject, std::move(done));
 }
 
 void OxideClient::GetUtilization(Done<Utilization> done) {
-  Call<Utilization>(Get("/v1/utilization"), "get silo utilization", &ParseUtilization,
-                    std::move(done));
+  Call<Utilization>(Named("utilization_view", Get("/v1/utilization")), "get silo utilization",
+                    &ParseUtilization, std::move(done));
 }
 
 void OxideClient::GetCurrentUser(Done<CurrentUser> done) {
-  Call<CurrentUser>(Get("/v1/me"), "get current user", &ParseCurrentUser, std::move(done));
+  Call<CurrentUser>(Named("current_user_view", Get("/v1/me")), "get current user",
+                    &ParseCurrentUser, std::move(done));
 }
 
 void OxideClient::Ping(DoneStatus done) {
-  CallNoBody(Get("/v1/ping"), "ping", std::move(done));
+  CallNoBody(Named("ping", Get("/v1/ping")), "ping", std::move(done));
 }
 
 }  // namespace oxide::backend

@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "backend/api_token.h"
 #include "backend/curl_multi_transport.h"
 #include "backend/http_types.h"
 #include "backend/oxide_types.h"
 #include "backend/retry_policy.h"
+#include "backend/token_file_watch.h"
 #include "loop/clock.h"
 #include "util/status.h"
 
@@ -31,19 +33,25 @@ struct ClientConfig {
   std::string project;  // names are looked up in it; lists and creates go to it
   TransportOptions transport;
   RetryOptions retry;
+  // Watched and re-read while running (transport.token holds what it said at start); empty: the
+  // token never changes.
+  std::string token_file;
 };
 
-// oxide_host, oxide_token, oxide_ca_file, oxide_insecure and oxide_project of the settings.
+// oxide_host, oxide_token(_file), oxide_ca_file, oxide_insecure and oxide_project of the
+// settings.
 ClientConfig ClientConfigFromSettings(const Settings& settings);
 
 class OxideClient {
  public:
-  // The production stack: RetryingTransport (waiting on `clock`) over CurlMultiTransport (on
-  // `loop`).
+  // The production stack: TokenRetryTransport over RetryingTransport (waiting on `clock`) over
+  // CurlMultiTransport (on `loop`), all sending one ApiToken, kept equal to config.token_file by
+  // a TokenFileWatch when there is one.
   static std::unique_ptr<OxideClient> Create(uv_loop_t* loop, Clock* clock,
                                              const ClientConfig& config);
 
-  // `token` is only used to scrub it from messages (defence in depth; Oxide never echoes it).
+  // `token` is only used to scrub it from messages (defence in depth; Oxide never echoes it):
+  // `transport` sends its own.
   OxideClient(std::unique_ptr<HttpTransport> transport, std::string project, std::string token);
   // Pending callbacks are dropped uncalled; do not destroy the client from inside a callback.
   ~OxideClient();
@@ -78,6 +86,9 @@ class OxideClient {
   void Ping(DoneStatus done);                   // liveness only: needs no token
 
   HttpTransport& transport() { return *transport_; }
+  // The token the transport sends (reloads(), the observer for rejections and reloads).
+  ApiToken& token() { return *token_; }
+  const TokenFileWatch* token_watch() const { return token_watch_.get(); }  // null: none
   const std::string& project() const { return project_; }
 
  private:
@@ -100,9 +111,11 @@ class OxideClient {
   // again whenever an object's project differs: a project deleted and made again has a new id.
   void ResolveProjectId(Done<std::string> done);
 
+  // Declared before the transport, which reads the token and its watch: they outlive it.
+  std::unique_ptr<ApiToken> token_;
+  std::unique_ptr<TokenFileWatch> token_watch_;  // null without a token file
   std::unique_ptr<HttpTransport> transport_;
   std::string project_;
-  std::string token_;
   std::string project_id_;  // empty until resolved
   std::vector<Done<std::string>> project_id_waiters_;
 };

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
 namespace oxide::backend {
@@ -59,6 +60,9 @@ void RetryingTransport::OnAnswer(std::shared_ptr<Attempt> attempt, HttpResponse 
     return;
   }
   ++retries_;
+  metrics::Families()
+      .oxide_request_retries.With({attempt->request.operation, OutcomeLabel(response)})
+      .Increment();
   log::Info("retrying an Oxide API request", {{"method", HttpMethodName(attempt->request.method)},
                                               {"target", attempt->request.target},
                                               {"outcome", Outcome(response)},

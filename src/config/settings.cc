@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "config/validation.h"
+#include "metrics/listen_address.h"
 #include "util/utf8_cut.h"
 
 extern char** environ;
@@ -74,6 +75,8 @@ std::string TooLarge(const std::string& what) {
   return what + " is larger than " + std::to_string(kLargestSettingFile / 1024) + " KiB";
 }
 
+}  // namespace
+
 StatusOr<std::string> ReadTokenFile(const std::string& path) {
   std::optional<std::string> text = ReadSettingFile(path);
   if (!text) return InvalidArgument("cannot read the Oxide token file " + path);
@@ -87,6 +90,8 @@ StatusOr<std::string> ReadTokenFile(const std::string& path) {
   if (token.empty()) return InvalidArgument("the Oxide token file " + path + " is empty");
   return token;
 }
+
+namespace {
 
 const std::vector<Option>& Options() {
   static const std::vector<Option> options = {
@@ -129,6 +134,17 @@ const std::vector<Option>& Options() {
            return Invalid("state-db", "\"" + v + "\" is not an absolute file path");
          }
          s.state_db = v;
+         return Status::Ok();
+       }},
+      {"metrics-address", "OXIDE_CSI_METRICS_ADDRESS", "HOST:PORT", "(off)",
+       "serve Prometheus metrics at http://HOST:PORT/metrics and a liveness check at /healthz, "
+       "e.g. 0.0.0.0:9810 or [::]:9810",
+       [](Settings& s, const std::string& v) {
+         StatusOr<metrics::ListenAddress> address = metrics::ParseListenAddress(v);
+         if (!address.ok()) return Invalid("metrics-address", address.status().message());
+         s.serve_metrics = true;
+         s.metrics_host = address->host;
+         s.metrics_port = address->port;
          return Status::Ok();
        }},
       {"socket-mode", nullptr, "OCTAL", "0660", "permissions of the CSI socket file",
@@ -209,11 +225,13 @@ const std::vector<Option>& Options() {
        }},
       {"oxide-token-file", "OXIDE_TOKEN_FILE", "PATH", "(or OXIDE_TOKEN)",
        "file holding the Oxide API token; the token itself is read only from OXIDE_TOKEN or "
-       "this file, never from the command line",
+       "this file, never from the command line; the file is watched, so a rotated token is used "
+       "without a restart (OXIDE_TOKEN is read once)",
        [](Settings& s, const std::string& v) {
          auto token = ReadTokenFile(v);
          if (!token.ok()) return Invalid("oxide-token-file", token.status().message());
          s.oxide_token = *token;
+         s.oxide_token_file = v;
          return Status::Ok();
        }},
       {"oxide-ca-file", nullptr, "PATH", "(system CA bundle)",

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,11 +40,18 @@ struct Settings {
   int shutdown_grace_seconds = 15;
   int rpc_spin_us = 50;  // how long the loop polls for the next gRPC event before sleeping
   std::string topology_zone = "default";
+  // The Prometheus endpoint (--metrics-address); not served unless serve_metrics.
+  bool serve_metrics = false;
+  std::string metrics_host;
+  uint16_t metrics_port = 0;  // 0: any free port
 
   // Controller: the Oxide API.
   std::string oxide_host;
   std::string oxide_project;
   std::string oxide_token;  // secret: never logged, never in an error message
+  // OXIDE_TOKEN_FILE as given: re-read while the plugin runs, so a rotated token is used without
+  // a restart. Empty when the token came from OXIDE_TOKEN (which cannot change while running).
+  std::string oxide_token_file;
   std::string oxide_ca_file;
   bool oxide_insecure = false;
   int default_volume_size_gib = 10;  // CreateVolume without a capacity range
@@ -96,6 +104,11 @@ StatusOr<std::string> ReadInstanceMetadataFile(const std::string& path);
 // The instance id in the text of an instance metadata file: KEY=VALUE lines, the first
 // OXIDE_INSTANCE_ID (or instance_id) line wins and must be a UUID; `file` names it in errors.
 StatusOr<std::string> ParseInstanceMetadata(const std::string& text, const std::string& file);
+
+// The Oxide API token in the file at `path` (trailing white space dropped): INVALID_ARGUMENT
+// naming the file when it cannot be read, is empty or is larger than 64 KiB. Blocking file I/O:
+// at start, or on a worker thread.
+StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 std::string HelpText();
 

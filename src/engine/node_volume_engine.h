@@ -104,6 +104,8 @@ class NodeVolumeEngine {
   // it; INTERNAL when the table forbids the move.
   template <typename Row>
   Status Move(Row& row, NodeVolumeEvent event);
+  // `done`, recording oxide_csi_node_operation_duration_seconds{operation, result} first.
+  static Done Timed(const char* operation, Done done);
   // Runs `next` once every row written so far is durable; when the commit failed, `finish` gets
   // UNAVAILABLE instead. Side effects wait for their intent.
   void WhenDurable(Done finish, std::function<void()> next);

@@ -4,19 +4,49 @@
 
 namespace oxide::engine {
 
+namespace {
+constexpr const char* kRejected = "Oxide rejects the API token";
+}  // namespace
+
 OxideCredentialsCheck::OxideCredentialsCheck(Clock* clock, backend::OxideClient* oxide,
                                              std::chrono::milliseconds period)
-    : oxide_(oxide), period_(period), delayed_(clock) {}
+    : clock_(clock), oxide_(oxide), period_(period) {
+  oxide_->token().set_observer(this);
+}
 
 OxideCredentialsCheck::~OxideCredentialsCheck() {
   *alive_ = false;
+  oxide_->token().set_observer(nullptr);
+  if (next_ != 0) clock_->CancelTimer(next_);
 }
 
 void OxideCredentialsCheck::Start() {
   Check();
 }
 
+void OxideCredentialsCheck::TokenReplaced() {
+  if (checking_) {
+    check_again_ = true;  // the check under way may have sent the old token
+    return;
+  }
+  if (next_ != 0) clock_->CancelTimer(next_);
+  next_ = 0;
+  Check();
+}
+
+void OxideCredentialsCheck::TokenRejected() {
+  Rejected(oxide_->token().can_refresh()
+               ? "a call was answered 401 Unauthorized, and the token file still holds that token"
+               : "a call was answered 401 Unauthorized");
+}
+
+void OxideCredentialsCheck::Rejected(const std::string& why) {
+  if (health_.ok()) log::Error(kRejected, {{"error", why}});
+  health_ = FailedPrecondition(std::string(kRejected) + ": " + why);
+}
+
 void OxideCredentialsCheck::Check() {
+  checking_ = true;
   oxide_->GetCurrentUser([this, alive = alive_](StatusOr<backend::CurrentUser> user) {
     if (!*alive) return;
     StatusCode code = user.status().code();
@@ -24,15 +54,13 @@ void OxideCredentialsCheck::Check() {
       CheckProject();
       return;
     } else if (code == StatusCode::kUnauthenticated || code == StatusCode::kPermissionDenied) {
-      if (health_.ok())
-        log::Error("Oxide rejects the API token", {{"error", user.status().message()}});
-      health_ = FailedPrecondition("Oxide rejects the API token: " + user.status().message());
+      Rejected(user.status().message());
     } else if (!warned_unreachable_) {
       log::Warn("cannot reach the Oxide API to check the token",
                 {{"error", user.status().message()}});
       warned_unreachable_ = true;
     }
-    delayed_.RunAfter(period_, [this] { Check(); });
+    Checked();
   });
 }
 
@@ -53,7 +81,20 @@ void OxideCredentialsCheck::CheckProject() {
         log::Error("the Oxide project is missing", {{"error", project.status().message()}});
       health_ = project.status();
     }
-    delayed_.RunAfter(period_, [this] { Check(); });
+    Checked();
+  });
+}
+
+void OxideCredentialsCheck::Checked() {
+  checking_ = false;
+  if (check_again_) {
+    check_again_ = false;
+    Check();
+    return;
+  }
+  next_ = clock_->StartTimer(period_, [this] {
+    next_ = 0;
+    Check();
   });
 }
 

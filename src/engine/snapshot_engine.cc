@@ -7,6 +7,7 @@
 #include "engine/disk_naming.h"
 #include "engine/journal_outcome.h"
 #include "engine/recovery_retry.h"
+#include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
 namespace oxide::engine {
@@ -324,6 +325,7 @@ size_t SnapshotEngine::RecoverUnfinished() {
     ++found;
     if (tracker_.Busy(entry.volume)) {
       journal_->FinishOperation(entry.id, kJournalRolledBack, "superseded by a later operation");
+      metrics::Families().recovery_entries.With({kJournalRolledBack}).Increment();
       continue;
     }
     tracker_.Admit(entry.volume, "recovery of " + entry.kind, "", [](const SnapshotResult&) {});
@@ -377,6 +379,7 @@ void SnapshotEngine::RecoverEntry(const store::OperationRow& entry,
 void SnapshotEngine::CloseEntry(int64_t id, const std::string& key, const char* state,
                                 const std::string& note) {
   journal_->FinishOperation(id, state, note);
+  metrics::Families().recovery_entries.With({state}).Increment();
   commit_->WhenDurable([this, alive = alive_, id, key, state](Status committed) {
     if (!*alive) return;
     if (!committed.ok()) {

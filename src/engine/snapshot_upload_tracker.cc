@@ -4,6 +4,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
 namespace oxide::engine {
@@ -18,12 +19,17 @@ SnapshotUploadTracker::~SnapshotUploadTracker() {
   clock_->CancelTimer(timer_);
 }
 
+void SnapshotUploadTracker::PublishCount() const {
+  metrics::Families().snapshots_tracked.Set(static_cast<double>(tracked_.size()));
+}
+
 void SnapshotUploadTracker::Track(const store::SnapshotRow& row) {
   if (row.snapshot_id.empty() || tracked_.count(row.snapshot_id) != 0) return;
   tracked_.emplace(row.snapshot_id, Tracked{.row = row,
                                             .due = clock_->Now() + options_.first,
                                             .delay = options_.first,
                                             .waiters = {}});
+  PublishCount();
   Schedule();
 }
 
@@ -39,6 +45,7 @@ void SnapshotUploadTracker::Forget(const std::string& snapshot_id) {
   if (found == tracked_.end()) return;
   std::vector<Settled> waiters = std::move(found->second.waiters);
   tracked_.erase(found);
+  PublishCount();
   for (Settled& waiter : waiters)
     waiter(NotFound("snapshot " + snapshot_id + " was deleted"));
 }
@@ -161,6 +168,7 @@ void SnapshotUploadTracker::Apply(const std::string& id, const backend::Snapshot
              {"polls", std::to_string(row.polls)}});
   std::vector<Settled> waiters = std::move(tracked.waiters);
   tracked_.erase(found);
+  PublishCount();
   StatusOr<backend::Snapshot> result =
       seen != nullptr ? StatusOr<backend::Snapshot>(*seen)
                       : StatusOr<backend::Snapshot>(NotFound("snapshot " + id + " is gone"));

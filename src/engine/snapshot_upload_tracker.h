@@ -51,6 +51,7 @@ class SnapshotUploadTracker {
   uint64_t list_sweeps() const { return sweeps_; }
 
  private:
+  void PublishCount() const;  // oxide_csi_snapshots_tracked
   struct Tracked {
     store::SnapshotRow row;
     Clock::TimePoint due;

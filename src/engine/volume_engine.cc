@@ -8,6 +8,7 @@
 #include "engine/journal_outcome.h"
 #include "engine/recovery_retry.h"
 #include "engine/volume_state.h"
+#include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
 namespace oxide::engine {
@@ -632,6 +633,7 @@ void VolumeEngine::FinishRecovery(const store::OperationRow& entry, const char* 
   }
   if (row) store_->Put(*row);
   store_->FinishOperation(entry.id, journal_state, "reconciled with Oxide");
+  metrics::Families().recovery_entries.With({journal_state}).Increment();
   commit_->WhenDurable([this, alive = alive_, key, id = entry.id, kind = entry.kind, journal_state,
                         state = row ? row->state : "deleted"](Status committed) {
     if (!*alive) return;

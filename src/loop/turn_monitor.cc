@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
 namespace oxide {
@@ -132,6 +133,7 @@ void TurnMonitor::Record(std::chrono::nanoseconds busy, std::chrono::nanoseconds
   if (us > 1000) ++s.over_1ms;
   auto bound = std::lower_bound(kBucketBoundsUs.begin(), kBucketBoundsUs.end(), us);
   ++s.histogram[static_cast<size_t>(bound - kBucketBoundsUs.begin())];
+  metrics::Families().loop_turn_duration.Observe(std::chrono::duration<double>(busy).count());
 
   if (busy <= warn_after_) return;
   ++stalls_since_warning_;

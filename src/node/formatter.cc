@@ -1,7 +1,9 @@
 #include "node/formatter.h"
 
+#include <chrono>
 #include <vector>
 
+#include "metrics/plugin_metrics.h"
 #include "node/command_runner.h"
 
 namespace oxide::node {
@@ -19,9 +21,12 @@ Status MakeFilesystem(const std::string& device_node, const std::string& fs_type
                                                     : std::vector<std::string>{"mkfs.xfs", "-q"};
   if (force) argv.push_back(fs_type == "ext4" ? "-F" : "-f");
   argv.push_back(device_node);
+  const auto started = std::chrono::steady_clock::now();
   auto run = RunCommand(argv);
   if (!run.ok()) return run.status();
   if (run->exit_code != 0) return Internal("formatting failed: " + DescribeFailure(argv, *run));
+  metrics::Families().mkfs_duration.Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 #include <random>
 #include <utility>
 
+#include "metrics/plugin_metrics.h"
 #include "util/log.h"
 #include "util/status.h"
 
@@ -55,9 +56,19 @@ void CallRegistry::StopAccepting(std::function<void()> on_idle) {
   if (in_flight_ == 0 && on_idle_) std::exchange(on_idle_, nullptr)();
 }
 
+void CallRegistry::CallStarted(const char* method) {
+  ++in_flight_;
+  metrics::Families().rpcs_in_flight.With({method}).Add(1);
+}
+
 void CallRegistry::CallEnded(const CallInfo& info, const grpc::Status& status,
                              const std::string& volume_id, bool delivered, bool counted) {
+  auto duration = std::chrono::steady_clock::now() - info.started;
+  metrics::Families()
+      .rpc_duration.With({info.method, CodeName(status.error_code())})
+      .Observe(std::chrono::duration<double>(duration).count());
   if (counted) {
+    metrics::Families().rpcs_in_flight.With({info.method}).Add(-1);
     --in_flight_;
     ++served_;
     if (in_flight_ == 0 && on_idle_) std::exchange(on_idle_, nullptr)();
@@ -70,7 +81,6 @@ void CallRegistry::CallEnded(const CallInfo& info, const grpc::Status& status,
     level = log::Level::kDebug;
   }
   if (!log::Enabled(level)) return;
-  auto duration = std::chrono::steady_clock::now() - info.started;
   log::Write(level, status.ok() ? "rpc ok" : "rpc failed",
              {{"rpc", info.method},
               {"request_id", info.request_id},

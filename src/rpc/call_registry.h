@@ -1,6 +1,6 @@
 // Bookkeeping shared by all call objects of one server: whether new calls are served, whether
 // the completion queue still takes operations, the count of calls being served, and the
-// per-call log record. Loop thread only.
+// per-call log record and metrics. Loop thread only.
 #pragma once
 
 #include <grpcpp/server_context.h>
@@ -30,7 +30,7 @@ class CallRegistry {
   uint64_t served() const { return served_; }
 
   std::string NextRequestId();
-  void CallStarted() { ++in_flight_; }
+  void CallStarted(const char* method);
   // Logs the outcome. `volume_id` may be empty. `delivered` is false when the CO never got it.
   // `counted` says whether CallStarted() was called for it.
   void CallEnded(const CallInfo& info, const grpc::Status& status, const std::string& volume_id,

@@ -115,7 +115,7 @@ class UnaryCall final : public CompletionTag, public ReplySink<Response> {
       return;
     }
     counted_ = true;
-    registry_->CallStarted();
+    registry_->CallStarted(info_.method);
     if (Status limits = CheckSizeLimits(request_); !limits.ok()) {
       reply.Fail(limits);
       return;

@@ -91,7 +91,7 @@ ApiStatus Authenticate(const Services& services, const ApiCall& call) {
   if (header->compare(0, kScheme.size(), kScheme) != 0) return unauthorized();
   const std::string token = header->substr(kScheme.size());
   // Tokens without the prefix are ignored as if absent; others must match.
-  if (token.rfind("oxide-token-", 0) != 0 || token != services.auth.token) return unauthorized();
+  if (token.rfind("oxide-token-", 0) != 0 || !services.auth.accepts(token)) return unauthorized();
   return ApiStatus::Ok();
 }
 

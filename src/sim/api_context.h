@@ -4,12 +4,14 @@
 // Event-loop thread only.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "api_error.h"
 #include "api_result.h"
@@ -38,7 +40,12 @@ struct ApiCall {
 using CallPtr = std::shared_ptr<ApiCall>;
 
 struct AuthConfig {
-  std::string token;  // the one accepted token, "oxide-token-..."
+  // The accepted tokens, each "oxide-token-...": the --token one at start; the control API may
+  // set several at once (a rotation: old and new both valid for a while).
+  std::vector<std::string> tokens;
+  bool accepts(const std::string& token) const {
+    return std::find(tokens.begin(), tokens.end(), token) != tokens.end();
+  }
 };
 
 struct Services {

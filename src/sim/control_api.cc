@@ -166,6 +166,31 @@ HttpResponse clock_endpoint(Services& services, const std::string& method,
                             {"pending_transitions", timeline.PendingCount()}});
 }
 
+// GET /__sim/auth/tokens, POST /__sim/auth/tokens {"tokens":[...]}: the accepted bearer tokens.
+HttpResponse tokens_endpoint(AuthConfig& auth, const std::string& method,
+                             const std::vector<std::string>& segments, const nlohmann::json& body) {
+  if (segments.size() != 3 || segments[2] != "tokens" || (method != "GET" && method != "POST")) {
+    return control_error(404, "no such control endpoint: " + method + " /__sim/auth" +
+                                  (segments.size() > 2 ? "/" + segments[2] : ""));
+  }
+  if (method == "POST") {
+    auto tokens = body.find("tokens");
+    if (tokens == body.end() || !tokens->is_array() || tokens->empty()) {
+      throw std::invalid_argument("\"tokens\" (non-empty array of strings) is required");
+    }
+    std::vector<std::string> accepted;
+    for (const auto& token : *tokens) {
+      if (!token.is_string() || token.get<std::string>().rfind("oxide-token-", 0) != 0) {
+        throw std::invalid_argument(
+            "\"tokens\": every entry must be a string starting with \"oxide-token-\"");
+      }
+      accepted.push_back(token.get<std::string>());
+    }
+    auth.tokens = std::move(accepted);
+  }
+  return control_json(200, {{"tokens", auth.tokens}});
+}
+
 HttpResponse route(ControlContext& context, const HttpRequest& request,
                    const std::vector<std::string>& segments) {
   Services& services = context.services;
@@ -178,6 +203,7 @@ HttpResponse route(ControlContext& context, const HttpRequest& request,
 
   if (what == "state" && method == "GET") return dump_state(services);
   if (what == "clock") return clock_endpoint(services, method, segments, body);
+  if (what == "auth") return tokens_endpoint(context.auth, method, segments, body);
   if (what == "reset" && method == "POST") {
     context.reset();
     return control_json(200, {{"reset", true}});

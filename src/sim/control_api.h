@@ -1,5 +1,6 @@
 // The simulator's own control API under /__sim/ (no Oxide auth): instances, timing,
-// freeze/release/fault, fault injection, request log, state dump, reset. See README.md.
+// freeze/release/fault, fault injection, accepted tokens, request log, state dump, reset. See
+// README.md.
 // Event-loop thread only.
 #pragma once
 
@@ -17,6 +18,7 @@ struct ControlContext {
   Services& services;
   Faults& faults;
   RequestLog& log;
+  AuthConfig& auth;             // the accepted tokens (Services holds them read-only)
   std::function<void()> reset;  // wipes all state and re-applies the start-up seed
 };
 

@@ -29,11 +29,11 @@ Simulator::Simulator(uv_loop_t* loop, SimOptions options)
           loop,
           [this](const ResourceKey& key) { return model_.is_frozen(key.kind, key.id, key.name); }),
       services_{model_, timeline_, guest_, auth_},
-      control_{services_, faults_, log_, [this]() { reset(); }},
+      control_{services_, faults_, log_, auth_, [this]() { reset(); }},
       server_(loop) {}
 
 bool Simulator::start(std::string* error) {
-  auth_.token = options_.token;
+  auth_.tokens = {options_.token};
   ObjectReader::SetRejectUnknownFields(options_.reject_unknown_fields);
   faults_.configure(options_.fault_seed, options_.fault_rules);
   TimingSettings& timing = model_.timing;
@@ -217,6 +217,7 @@ void Simulator::reset() {
                                  options_.instance_delay_ms, options_.async_mode, options_.hotplug};
   faults_.configure(options_.fault_seed, options_.fault_rules);
   log_.clear();
+  auth_.tokens = {options_.token};
   std::string ignored;
   apply_seeds(&ignored);
   guest_.reconcile(model_);

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <utility>
 
+#include "metrics/plugin_metrics.h"
+
 namespace oxide::store {
 
 CommitThread::CommitThread(sqlite3* db, std::function<void(CommitOutcome)> on_done)
@@ -83,6 +85,10 @@ CommitOutcome CommitThread::Commit(std::vector<WriteBatch>& batches) {
   }
   outcome.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  metrics::PluginFamilies& metrics = metrics::Families();
+  metrics.commit_duration.Observe(outcome.seconds);
+  metrics.commit_batch_size.Observe(static_cast<double>(outcome.writes));
+  if (!outcome.commit.ok() || !outcome.failed_batches.empty()) metrics.commit_failures.Increment();
   return outcome;
 }
 

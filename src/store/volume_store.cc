@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
 namespace oxide::store {
@@ -25,6 +26,7 @@ VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit, std::function<int64_t
       listener_(commit, [this](uint64_t batch, bool ok) {
         volumes_.BatchDone(batch, ok);
         unfinished_.BatchDone(batch, ok);
+        if (!ok) RecountPending();  // the batch's journal entries were undone
       }) {
   sqlite3* h = db->handle();
   // A volume keeps its disk name and, once Oxide made the disk, its UUID; most writes change
@@ -77,6 +79,7 @@ void VolumeStore::Load(sqlite3* db) {
     const int64_t id = row.id;
     unfinished_.Load(id, std::move(row));
   }
+  RecountPending();
   if (load_status_ = ReadToTheEnd(db, step, "the unfinished operations"); !load_status_.ok()) {
     return;
   }
@@ -156,6 +159,7 @@ int64_t VolumeStore::BeginOperation(const std::string& kind, const std::string& 
         .Run(db);
   });
   const int64_t id = row.id;
+  CountPending(row.kind, 1);
   unfinished_.Write(batch, id, std::move(row));
   return id;
 }
@@ -166,7 +170,23 @@ void VolumeStore::FinishOperation(int64_t id, const std::string& state,
   uint64_t batch = commit_->Write([this, id, state, outcome, now = wall_ms_()](sqlite3* db) {
     return finish_op_.Bind(1, id).Bind(2, state).Bind(3, outcome).Bind(4, now).Run(db);
   });
+  if (const OperationRow* row = unfinished_.Find(id)) CountPending(row->kind, -1);
   unfinished_.Write(batch, id, std::nullopt);
+}
+
+void VolumeStore::CountPending(const std::string& kind, int64_t delta) {
+  int64_t& count = pending_by_kind_[kind];
+  count += delta;
+  metrics::Families().operations_pending.With({kind}).Set(static_cast<double>(count));
+}
+
+void VolumeStore::RecountPending() {
+  for (auto& [kind, count] : pending_by_kind_)
+    count = 0;
+  for (const auto& [id, row] : unfinished_.rows())
+    ++pending_by_kind_[row.kind];
+  for (const auto& [kind, count] : pending_by_kind_)
+    metrics::Families().operations_pending.With({kind}).Set(static_cast<double>(count));
 }
 
 std::vector<OperationRow> VolumeStore::UnfinishedOperations() const {

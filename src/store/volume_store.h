@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,13 +67,17 @@ class VolumeStore {
 
  private:
   void Load(sqlite3* db);
+  // oxide_csi_operations_pending{kind}: kept from the unfinished entries in memory.
+  void CountPending(const std::string& kind, int64_t delta);
+  void RecountPending();
 
   GroupCommit* commit_;
   Status load_status_;
   MirrorTable<std::string, VolumeRow> volumes_{&VolumeRow::volume_id};
   MirrorTable<int64_t, OperationRow> unfinished_;
   int64_t next_operation_id_ = 1;
-  std::function<int64_t()> wall_ms_;  // called on the loop thread only
+  std::map<std::string, int64_t> pending_by_kind_;  // kinds are a fixed small set
+  std::function<int64_t()> wall_ms_;                // called on the loop thread only
   // Prepared at start; used by the store thread only afterwards.
   Statement update_, put_, remove_, begin_op_, finish_op_, prune_;
   LoopAffinity affinity_;

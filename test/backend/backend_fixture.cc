@@ -4,6 +4,7 @@
 
 #include "backend/curl_multi_transport.h"
 #include "backend/retrying_transport.h"
+#include "backend/token_retry_transport.h"
 
 namespace backend_test {
 
@@ -48,6 +49,8 @@ bool BackendTest::Busy() {
   if (loop_.active_reqs.count > 0) return true;  // worker-pool jobs, among others
   if (!client_) return false;
   HttpTransport* transport = &client_->transport();
+  if (auto* refreshing = dynamic_cast<TokenRetryTransport*>(transport))
+    transport = &refreshing->inner();
   if (auto* retrying = dynamic_cast<RetryingTransport*>(transport)) transport = &retrying->inner();
   auto* curl = dynamic_cast<CurlMultiTransport*>(transport);
   return curl != nullptr && curl->unanswered() > 0;
@@ -104,6 +107,11 @@ bool BackendTest::RunUntil(const std::function<bool()>& finished, std::chrono::m
     }
     return false;
   });
+}
+
+bool BackendTest::RunWithoutTime(const std::function<bool()>& finished,
+                                 std::chrono::milliseconds limit) {
+  return Drive(&loop_, limit, finished);
 }
 
 void BackendTest::Elapse(std::chrono::milliseconds span) {

@@ -47,6 +47,10 @@ class BackendTest : public ::testing::Test {
   // idle. False when `limit` of wall time passes first (a guard against a hung test only).
   bool RunUntil(const std::function<bool()>& finished,
                 std::chrono::milliseconds limit = std::chrono::seconds(30));
+  // Runs the loop until `finished()` WITHOUT moving the clock: only real events (an HTTP answer,
+  // a file-system notification, a worker-pool job) can get there. False when `limit` passes.
+  bool RunWithoutTime(const std::function<bool()>& finished,
+                      std::chrono::milliseconds limit = std::chrono::seconds(30));
   // Lets `span` of clock time pass: every timer due meanwhile runs in turn, each once the loop is
   // idle, and real events (HTTP answers) are waited for. Replaces "run the loop for a while".
   void Elapse(std::chrono::milliseconds span);

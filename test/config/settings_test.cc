@@ -38,6 +38,7 @@ TEST(Settings, DefaultsWithOnlyTheRequiredSettings) {
   EXPECT_EQ(s.shutdown_grace_seconds, 15);
   EXPECT_EQ(s.oxide_host, "https://oxide.example.com");
   EXPECT_EQ(s.oxide_token, kToken);
+  EXPECT_EQ(s.oxide_token_file, "");  // OXIDE_TOKEN: nothing to watch
   EXPECT_EQ(s.oxide_project, "k8s");
   EXPECT_EQ(s.instance_id, kInstance);
   EXPECT_EQ(s.advertised_csi_minor, 12);
@@ -143,6 +144,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{kEp, "--oxide-token-file=/nonexistent/token"}, ControllerEnv(), "token file"},
         BadCase{{kEp, "--oxide-ca-file=/nonexistent/ca.pem"}, ControllerEnv(), "--oxide-ca-file"},
         BadCase{{kEp, "--instance-id=not-a-uuid"}, ControllerEnv(), "--instance-id"},
+        BadCase{{kEp, "--metrics-address=9810"}, ControllerEnv(), "--metrics-address"},
+        BadCase{{kEp, "--metrics-address=metrics.local:9810"}, ControllerEnv(), "not resolved"},
         BadCase{{kEp, "--mode=controller"},
                 {{"OXIDE_TOKEN", kToken}, {"OXIDE_PROJECT", "p"}},
                 "OXIDE_HOST"},
@@ -191,6 +194,7 @@ TEST(Settings, TokenFromFileIsTrimmedAndConflictsWithTheVariable) {
   auto parsed = ParseCommandLine({kEp}, env);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->settings.oxide_token, kToken);
+  EXPECT_EQ(parsed->settings.oxide_token_file, dir.File("token"));  // watched while running
 
   env["OXIDE_TOKEN"] = kToken;
   auto both = ParseCommandLine({kEp}, env);
@@ -301,6 +305,17 @@ TEST(Settings, PlainHttpOnlyWhenInsecure) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->settings.oxide_host, "http://127.0.0.1:8080");
   EXPECT_TRUE(parsed->settings.oxide_insecure);
+}
+
+TEST(Settings, MetricsAreOffUnlessAnAddressIsGiven) {
+  auto off = Parse({kEp});
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->settings.serve_metrics);
+  auto on = Parse({kEp, "--metrics-address=[::]:9810"});
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->settings.serve_metrics);
+  EXPECT_EQ(on->settings.metrics_host, "::");
+  EXPECT_EQ(on->settings.metrics_port, 9810);
 }
 
 }  // namespace

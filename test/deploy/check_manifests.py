@@ -6,9 +6,12 @@
    `kubectl kustomize`.
 3. Invariants hold on every rendered set of objects. Each invariant has a name; a broken one
    prints `FAIL [name] (render): what is wrong`, and the script exits 1.
+4. The Grafana dashboards in deploy/grafana/ are well formed and query only the metric families
+   of deploy/grafana/metric-families.txt, which must match src/metrics/*.cc once that exists
+   (dashboard_checks.py).
 
 Usage: check_manifests.py [--deploy-dir DIR] [--project-version X.Y.Z | --cmakelists FILE]
-                          [--kubectl PATH]
+                          [--kubectl PATH] [--source-dir SRC]
 The project version is the one of project(... VERSION ...) in the top CMakeLists.txt; CTest
 passes ${PROJECT_VERSION}. Without it, the script reads the CMakeLists.txt next to deploy/.
 """
@@ -27,6 +30,10 @@ except ImportError:  # pragma: no cover - depends on the machine
     sys.stderr.write("check_manifests: PyYAML is missing (Debian: apt-get install python3-yaml; "
                      "scripts/install-deps.sh installs it)\n")
     sys.exit(2)
+sys.dont_write_bytecode = True   # importing the helper module leaves no __pycache__ in the tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dashboard_checks  # noqa: E402
+
 # libyaml's loader when present (Debian's python3-yaml has it): same results, much faster
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -52,7 +59,32 @@ INVARIANTS = {
                          "OXIDE_TOKEN never has a literal value, no Oxide token anywhere",
     "controller-credentials": "the controller plugin gets OXIDE_HOST, OXIDE_PROJECT and the token "
                               "from the Secret (token as a mounted file or secretKeyRef)",
-    "node-without-credentials": "the node pod gets no Oxide credentials and no API token",
+    "node-without-credentials": "the node pod gets no Oxide credentials and no auto-mounted API "
+                                "token (automountServiceAccountToken: false)",
+    "node-api-token": "only the node plugin container gets a Kubernetes API token: a projected "
+                      "serviceAccountToken (default audience) with the cluster's ca.crt at "
+                      "/var/run/secrets/kubernetes.io/serviceaccount; no sidecar mounts it",
+    "node-name-downward": "the node plugin's NODE_NAME comes from the downward API (fieldRef "
+                          "spec.nodeName) when its instance-id sources include kubernetes",
+    "node-rbac-get-nodes": "the node ServiceAccount's bindings grant exactly `get` on `nodes` "
+                           "(core group): no list/watch, no other resource or verb; and it is "
+                           "bound when the kubernetes instance-id source is used",
+    "instance-metadata-optional": "no node pod needs /etc/oxide-csi (or the instance file's "
+                                  "directory) on the host: its hostPath is DirectoryOrCreate or "
+                                  "unchecked, never Directory/File",
+    "metrics-port": "each plugin (controller and node) has --metrics-address on all addresses, a "
+                    "containerPort named metrics with that port, pod annotations "
+                    "prometheus.io/scrape \"true\", prometheus.io/port = that port, "
+                    "prometheus.io/path /metrics; no other container of the pod uses the port",
+    "metrics-service": "a ServiceMonitor selects a Service whose selector matches every plugin pod "
+                       "and whose port of the ServiceMonitor's name targets the metrics port",
+    "dashboard": "every Grafana dashboard under deploy/grafana parses, has a Prometheus "
+                 "${datasource} variable that every panel and target uses, and every panel has a "
+                 "title and at least one target with an expression",
+    "dashboard-metrics": "every metric a dashboard expression uses (histogram suffixes stripped) "
+                         "is a family of deploy/grafana/metric-families.txt",
+    "metric-families-match-source": "when src/metrics/ exists, metric-families.txt names exactly "
+                                    "the families that are string literals in src/metrics/*.cc",
     "image-version": "the plugin image tag equals the project version",
     "rbac-least-privilege": "RBAC has no '*', no secrets access, no escalate/bind/impersonate, "
                             "no binding to a built-in admin role",
@@ -66,8 +98,11 @@ INVARIANTS = {
                            "election, extra metadata, timeout, Topology=true), attacher and "
                            "snapshotter with leader election, livenessprobe",
     "node-sidecars": "node: --mode=node, node-driver-registrar and livenessprobe present",
-    "node-instance-id": "the node plugin learns its Oxide instance id (OXIDE_INSTANCE_ID or "
-                        "--instance-metadata-file on a mounted volume)",
+    "node-instance-id": "the node plugin learns its Oxide instance id: --instance-id-source "
+                        "(default env,file,kubernetes) names known sources, at least one of them "
+                        "is set up (env: OXIDE_INSTANCE_ID; file: --instance-metadata-file on a "
+                        "mounted volume; kubernetes: NODE_NAME), and a given "
+                        "--instance-metadata-file is on a mounted volume",
     "csidriver-spec": "CSIDriver: attachRequired true, podInfoOnMount false, fsGroupPolicy File, "
                       "volumeLifecycleModes [Persistent]",
     "storageclass-spec": "StorageClass oxide-disk exists; the driver's classes use "
@@ -89,7 +124,13 @@ SECRETISH_ENV = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY)$
 VALUE_FLAGS = {"csi-address", "endpoint", "state-db", "driver-name", "kubelet-registration-path",
                "health-port", "http-endpoint", "mode", "instance-metadata-file", "timeout",
                "log-level", "log-format", "shutdown-grace-seconds", "feature-gates",
-               "oxide-ca-file", "topology-zone", "probe-timeout", "v"}
+               "oxide-ca-file", "topology-zone", "probe-timeout", "v", "metrics-address",
+               "instance-id-source"}
+# The node plugin's instance-id sources (--instance-id-source) and the plugin's default order.
+INSTANCE_ID_SOURCES = ("env", "file", "kubernetes")
+DEFAULT_INSTANCE_ID_SOURCES = "env,file,kubernetes"
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+METRICS_PATH = "/metrics"
 WORKLOAD_KINDS = {"Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job", "Pod"}
 
 
@@ -560,8 +601,9 @@ def check_render(objs, where, version, r):
                                     (v.get("projected") or {}).get("sources") or []):
                 r.fail(inv, where, f"{kind_name(o)}: volume {v.get('name')} is a Secret")
         if s.get("automountServiceAccountToken") is not False:
-            r.fail(inv, where, f"{kind_name(o)}: automountServiceAccountToken is not false (the node "
-                               f"pod needs no Kubernetes API access)")
+            r.fail(inv, where, f"{kind_name(o)}: automountServiceAccountToken is not false: every "
+                               f"container would get an API token; only the plugin needs one, "
+                               f"projected into it alone")
     r.done(inv, where)
 
     # ---- image version
@@ -703,18 +745,27 @@ def check_render(objs, where, version, r):
 
     inv = "node-instance-id"
     for o, s, p in node_pods:
+        sources, bad = instance_id_sources(p)
+        if bad:
+            r.fail(inv, where, f"{kind_name(o)}: --instance-id-source names {bad}; the plugin knows "
+                               f"{', '.join(INSTANCE_ID_SOURCES)}")
+            continue
         env = env_map(p)
         mf = flags(p).get("instance-metadata-file")
-        if "OXIDE_INSTANCE_ID" in env:
-            continue
-        if not isinstance(mf, str):
-            r.fail(inv, where, f"{kind_name(o)}: the node plugin has neither OXIDE_INSTANCE_ID nor "
-                               f"--instance-metadata-file")
-            continue
-        if resolve_mount(p, posixpath.normpath(mf)) is None:
+        if isinstance(mf, str) and resolve_mount(p, posixpath.normpath(mf)) is None:
             r.fail(inv, where, f"{kind_name(o)}: --instance-metadata-file={mf} is on no mounted "
                                f"volume")
+            continue
+        usable = {"env": "OXIDE_INSTANCE_ID" in env, "file": isinstance(mf, str),
+                  "kubernetes": "NODE_NAME" in env}
+        if not any(usable[src] for src in sources):
+            r.fail(inv, where, f"{kind_name(o)}: none of the instance-id sources "
+                               f"{','.join(sources)} is set up (env: no OXIDE_INSTANCE_ID; file: no "
+                               f"--instance-metadata-file; kubernetes: no NODE_NAME)")
     r.done(inv, where)
+
+    check_node_identity(node_pods, objs, where, r)
+    check_metrics(plugin_pods, objs, where, r)
 
     # ---- CSIDriver / StorageClass
     inv = "csidriver-spec"
@@ -779,6 +830,250 @@ def check_render(objs, where, version, r):
     r.done(inv, where)
 
 
+# ---------------------------------------------------------------- node identity, metrics
+
+def instance_id_sources(c):
+    """(the plugin's --instance-id-source list, unknown or repeated names in it)."""
+    given = flags(c).get("instance-id-source", DEFAULT_INSTANCE_ID_SOURCES)
+    names = [n.strip() for n in str(given).split(",")]
+    bad = [n for i, n in enumerate(names) if n not in INSTANCE_ID_SOURCES or n in names[:i]]
+    return names, bad
+
+
+def token_volumes(spec):
+    """Names of the pod's volumes that project a ServiceAccount token."""
+    return {v.get("name") for v in spec.get("volumes") or []
+            if any("serviceAccountToken" in src
+                   for src in (v.get("projected") or {}).get("sources") or [])}
+
+
+def bindings_of(objs, namespace, sa):
+    for o in objs:
+        if o.get("kind") not in ("RoleBinding", "ClusterRoleBinding"):
+            continue
+        for sub in o.get("subjects") or []:
+            if sub.get("kind") == "ServiceAccount" and sub.get("name") == sa and \
+                    sub.get("namespace", o["metadata"].get("namespace")) == namespace:
+                yield o
+                break
+
+
+def role_of(objs, binding):
+    ref = binding.get("roleRef") or {}
+    for o in objs:
+        if o.get("kind") == ref.get("kind") and o["metadata"]["name"] == ref.get("name") and \
+                (o["kind"] == "ClusterRole" or
+                 o["metadata"].get("namespace") == binding["metadata"].get("namespace")):
+            return o
+    return None
+
+
+def check_node_identity(node_pods, objs, where, r):
+    for o, s, p in node_pods:
+        sources, _ = instance_id_sources(p)
+        uses_api = "kubernetes" in sources
+        env = env_map(p)
+
+        # ---- NODE_NAME
+        inv = "node-name-downward"
+        e = env.get("NODE_NAME")
+        if uses_api:
+            field = ((e or {}).get("valueFrom") or {}).get("fieldRef") or {}
+            if e is None:
+                r.fail(inv, where, f"{kind_name(o)}: the instance-id source kubernetes is used but "
+                                   f"the node plugin has no NODE_NAME")
+            elif field.get("fieldPath") != "spec.nodeName":
+                got = f"value {e['value']!r}" if "value" in e else f"{e.get('valueFrom')}"
+                r.fail(inv, where, f"{kind_name(o)}: NODE_NAME is {got}, not fieldRef "
+                                   f"spec.nodeName: the plugin would read another node's object")
+
+        # ---- the API token: the plugin's alone
+        inv = "node-api-token"
+        tvols = token_volumes(s)
+        vols = volumes(s)
+        for _, c in all_containers(s):
+            if c is p:
+                continue
+            for m in c.get("volumeMounts") or []:
+                if m.get("name") in tvols:
+                    r.fail(inv, where, f"{kind_name(o)} container {c['name']} mounts the API token "
+                                       f"volume {m['name']}; only the plugin needs it")
+        if uses_api:
+            m = resolve_mount(p, SERVICE_ACCOUNT_DIR + "/token")
+            if m is None or m.get("name") not in tvols:
+                r.fail(inv, where, f"{kind_name(o)}: the plugin has no projected ServiceAccount "
+                                   f"token at {SERVICE_ACCOUNT_DIR} (the kubernetes instance-id "
+                                   f"source needs it)")
+            else:
+                srcs = (vols[m["name"]].get("projected") or {}).get("sources") or []
+                tok = next(src["serviceAccountToken"] for src in srcs if "serviceAccountToken" in src)
+                rel = posixpath.relpath(SERVICE_ACCOUNT_DIR, posixpath.normpath(m["mountPath"]))
+                rel = "" if rel == "." else rel + "/"
+                paths = {rel + (it.get("path") or "") for src in srcs if "configMap" in src
+                         for it in src["configMap"].get("items") or []
+                         if src["configMap"].get("name") == "kube-root-ca.crt"}
+                if tok.get("audience"):
+                    r.fail(inv, where, f"{kind_name(o)}: the token's audience is "
+                                       f"{tok['audience']!r}; the API server accepts only its own")
+                if rel + (tok.get("path") or "") != "token":
+                    r.fail(inv, where, f"{kind_name(o)}: the token is projected to "
+                                       f"{tok.get('path')!r}, not {SERVICE_ACCOUNT_DIR}/token")
+                if "ca.crt" not in paths:
+                    r.fail(inv, where, f"{kind_name(o)}: no ca.crt from ConfigMap kube-root-ca.crt "
+                                       f"next to the token: the plugin could not verify the API "
+                                       f"server")
+
+        # ---- RBAC: get nodes, nothing else
+        inv = "node-rbac-get-nodes"
+        ns = o["metadata"].get("namespace")
+        sa = s.get("serviceAccountName") or "default"
+        if not any(x.get("kind") == "ServiceAccount" and x["metadata"]["name"] == sa and
+                   x["metadata"].get("namespace") == ns for x in objs):
+            continue   # rbac-consistent names the missing ServiceAccount
+        granted = set()
+        bound = list(bindings_of(objs, ns, sa))
+        for b in bound:
+            role = role_of(objs, b)
+            if role is None:
+                continue  # rbac-consistent names a binding to a missing role
+            for rule in role.get("rules") or []:
+                if rule.get("nonResourceURLs"):
+                    r.fail(inv, where, f"{kind_name(role)} (bound to {ns}/{sa}) grants "
+                                       f"nonResourceURLs {rule['nonResourceURLs']}")
+                for g in rule.get("apiGroups") or [""]:
+                    for res in rule.get("resources") or []:
+                        for v in rule.get("verbs") or []:
+                            granted.add((g, res, v))
+        extra = sorted(granted - {("", "nodes", "get")})
+        if extra:
+            r.fail(inv, where, f"{kind_name(o)}: ServiceAccount {ns}/{sa} may also "
+                               + ", ".join(f"{v} {res}" + (f" ({g})" if g else "")
+                                           for g, res, v in extra)
+                               + "; it needs only get on nodes")
+        if uses_api and ("", "nodes", "get") not in granted:
+            r.fail(inv, where, f"{kind_name(o)}: ServiceAccount {ns}/{sa} may not get nodes, so the "
+                               f"kubernetes instance-id source would get HTTP 403")
+
+        # ---- /etc/oxide-csi optional
+        inv = "instance-metadata-optional"
+        mf = flags(p).get("instance-metadata-file")
+        hostdirs = {"/etc/oxide-csi"}
+        if isinstance(mf, str):
+            loc, _ = host_location(s, p, posixpath.dirname(posixpath.normpath(mf)))
+            if loc and loc.startswith("host:"):
+                hostdirs.add(loc[len("host:"):])
+        for v in s.get("volumes") or []:
+            hp = v.get("hostPath")
+            if not hp:
+                continue
+            path = posixpath.normpath(hp.get("path") or "/")
+            if any(within(path, d) for d in hostdirs) and \
+                    hp.get("type") not in (None, "", "DirectoryOrCreate", "FileOrCreate"):
+                r.fail(inv, where, f"{kind_name(o)}: volume {v['name']} needs {path} on the host "
+                                   f"(hostPath type {hp.get('type')}); a node without it would not "
+                                   f"start. Use DirectoryOrCreate")
+    for inv in ("node-name-downward", "node-api-token", "node-rbac-get-nodes",
+                "instance-metadata-optional"):
+        r.done(inv, where)
+
+
+def metrics_port(address):
+    """(host, port) of a HOST:PORT address, or None."""
+    m = re.match(r"^(\[[^\]]*\]|[^:]*):([0-9]+)$", str(address))
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def check_metrics(plugin_pods, objs, where, r):
+    inv = "metrics-port"
+    ports = {}   # kind/name -> metrics port of the workload's plugin, where metrics-port holds
+    for o, s, p in plugin_pods:
+        before = len(r.failures)
+        addr = flags(p).get("metrics-address")
+        hp = metrics_port(addr) if isinstance(addr, str) else None
+        if hp is None:
+            r.fail(inv, where, f"{kind_name(o)}: the plugin has no --metrics-address=HOST:PORT "
+                               f"(got {addr!r})")
+            continue
+        host, port = hp
+        if host not in ("0.0.0.0", "", "[::]"):
+            r.fail(inv, where, f"{kind_name(o)}: --metrics-address={addr} listens on {host} only; "
+                               f"Prometheus scrapes the pod IP")
+        declared = [pt for pt in p.get("ports") or [] if pt.get("containerPort") == port]
+        if not any(pt.get("name") == "metrics" for pt in declared):
+            r.fail(inv, where, f"{kind_name(o)}: the plugin declares no containerPort {port} named "
+                               f"metrics (--metrics-address={addr})")
+        named = port_number(p, "metrics")
+        if named is not None and named != port:
+            r.fail(inv, where, f"{kind_name(o)}: port metrics is {named}, --metrics-address "
+                               f"serves {port}")
+        meta = o.get("metadata") if o.get("kind") == "Pod" else \
+            ((o.get("spec") or {}).get("template") or {}).get("metadata")
+        ann = (meta or {}).get("annotations") or {}
+        want = {"prometheus.io/scrape": "true", "prometheus.io/port": str(port),
+                "prometheus.io/path": METRICS_PATH}
+        for k, v in want.items():
+            if ann.get(k) != v:
+                r.fail(inv, where, f"{kind_name(o)}: pod annotation {k} is {ann.get(k)!r}, want "
+                                   f"{v!r}")
+        for _, c in all_containers(s):
+            used = set()
+            if c is not p:
+                used |= {pt.get("containerPort") for pt in c.get("ports") or []}
+            if image_base(c) == "livenessprobe":
+                used.add(livenessprobe_port(c))
+            he = flags(c).get("http-endpoint")
+            if isinstance(he, str) and c is not p:
+                used.add(int(he.rsplit(":", 1)[-1]))
+            if port in used:
+                r.fail(inv, where, f"{kind_name(o)}: container {c['name']} also uses port {port}, "
+                                   f"the plugin's metrics port")
+        if len(r.failures) == before:
+            ports[kind_name(o)] = port
+    r.done(inv, where)
+
+    inv = "metrics-service"
+    for sm in (o for o in objs if o.get("kind") == "ServiceMonitor"):
+        sp = sm.get("spec") or {}
+        sel = (sp.get("selector") or {}).get("matchLabels") or {}
+        nss = ((sp.get("namespaceSelector") or {}).get("matchNames")
+               or [sm["metadata"].get("namespace")])
+        svcs = [o for o in objs if o.get("kind") == "Service" and
+                o["metadata"].get("namespace") in nss and
+                all(((o["metadata"].get("labels") or {}).get(k)) == v for k, v in sel.items())]
+        if not svcs:
+            r.fail(inv, where, f"{kind_name(sm)}: selects no Service (matchLabels {sel}, "
+                               f"namespaces {nss})")
+            continue
+        for ep in sp.get("endpoints") or []:
+            if (ep.get("path") or METRICS_PATH) != METRICS_PATH:
+                r.fail(inv, where, f"{kind_name(sm)}: scrapes {ep.get('path')}, the plugin serves "
+                                   f"{METRICS_PATH}")
+            for svc in svcs:
+                ssel = (svc.get("spec") or {}).get("selector") or {}
+                sport = next((pt for pt in (svc.get("spec") or {}).get("ports") or []
+                              if pt.get("name") == ep.get("port")), None)
+                if sport is None:
+                    r.fail(inv, where, f"{kind_name(svc)} has no port named {ep.get('port')!r} "
+                                       f"(the ServiceMonitor's endpoint port)")
+                    continue
+                for o, s, p in plugin_pods:
+                    meta = ((o.get("spec") or {}).get("template") or {}).get("metadata") or {}
+                    labels = meta.get("labels") or {}
+                    if not ssel or not all(labels.get(k) == v for k, v in ssel.items()):
+                        r.fail(inv, where, f"{kind_name(svc)}: selector {ssel} does not match the "
+                                           f"pods of {kind_name(o)}, whose metrics go unscraped")
+                        continue
+                    if kind_name(o) not in ports:
+                        continue   # its metrics port is broken: metrics-port says how
+                    target = port_number(p, sport.get("targetPort", sport.get("port")))
+                    if target != ports.get(kind_name(o)):
+                        r.fail(inv, where, f"{kind_name(svc)} port {sport.get('name')} targets "
+                                           f"{sport.get('targetPort')} ({target}) in "
+                                           f"{kind_name(o)}, whose metrics port is "
+                                           f"{ports.get(kind_name(o))}")
+    r.done(inv, where)
+
+
 # ---------------------------------------------------------------- driver
 
 def kustomize_too_old(kubectl):
@@ -832,6 +1127,9 @@ def main(argv=None):
     ap.add_argument("--project-version")
     ap.add_argument("--cmakelists", default=os.path.join(repo, "CMakeLists.txt"))
     ap.add_argument("--kubectl", default=os.environ.get("KUBECTL") or shutil.which("kubectl"))
+    ap.add_argument("--source-dir", help="the plugin's src/ (default: src next to the deploy "
+                                         "dir); its metrics/*.cc are the source of the metric "
+                                         "families once they exist")
     ap.add_argument("--list", action="store_true", help="list the invariants and exit")
     a = ap.parse_args(argv)
     if a.list:
@@ -913,6 +1211,13 @@ def main(argv=None):
                     r.fail("examples-consistent", rel, f"{kind_name(d)} uses VolumeSnapshotClass "
                                                        f"{vsc!r}, which the base does not define")
         r.done("examples-consistent", "deploy/kubernetes/examples")
+
+    # 4. Grafana dashboards and the metric families they use
+    src_dir = a.source_dir or os.path.join(os.path.dirname(deploy), "src")
+    crossed = dashboard_checks.check_grafana(deploy, src_dir, r.fail, r.done)
+    print(f"check_manifests: metric families from deploy/grafana/metric-families.txt; "
+          + (f"cross-checked against {src_dir}/metrics/*.cc" if crossed else
+             f"{src_dir}/metrics/ does not exist, so no cross-check against the source"))
 
     bad = sorted({f[0] for f in r.failures})
     held = sorted({c[0] for c in r.checked} - set(bad))

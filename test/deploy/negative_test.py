@@ -109,10 +109,14 @@ BASE_K = "kubernetes/base/kustomization.yaml"
 CASES = []
 
 
-def case(expect, also=(), checker="manifests", version=None):
+def case(expect, also=(), checker="manifests", version=None, binaries=None, message=None):
+    """Register a broken copy: the checker must fail `expect` (with a line matching `message`
+    when given) and nothing else but `also`. `binaries(root, binaries)` may replace the binaries
+    passed to check_containerfile.py."""
     def register(fn):
         CASES.append({"id": fn.__name__, "expect": expect, "also": set(also), "checker": checker,
-                      "version": version, "mutate": fn})
+                      "version": version, "mutate": fn, "binaries": binaries,
+                      "message": message})
         return fn
     return register
 
@@ -560,8 +564,17 @@ def registrar_removed(cp):
 
 @case("node-instance-id")
 def node_without_instance_id(cp):
-    cp.yaml(NODE, lambda docs: replace_arg(container(doc(docs, "DaemonSet"), "oxide-csi-plugin"),
-                                           "--instance-metadata-file", None))
+    # only the file source, and no file
+    def f(docs):
+        c = container(doc(docs, "DaemonSet"), "oxide-csi-plugin")
+        replace_arg(c, "--instance-metadata-file", None)
+        replace_arg(c, "--instance-id-source", "--instance-id-source=file")
+    cp.yaml(NODE, f)
+
+
+@case("node-instance-id")
+def unknown_instance_id_source(cp):
+    cp.text(NODE, "--instance-id-source=env,file,kubernetes", "--instance-id-source=env,imds")
 
 
 @case("node-instance-id")
@@ -628,6 +641,279 @@ def example_uses_unknown_class(cp):
             "storageClassName: oxide-ssd")
 
 
+# ---------------------------------------------------------------- node identity
+
+RBAC_NODE = "kubernetes/base/rbac-node.yaml"
+
+
+@case("node-name-downward")
+def node_name_literal(cp):
+    def f(docs):
+        for e in container(doc(docs, "DaemonSet"), "oxide-csi-plugin")["env"]:
+            if e["name"] == "NODE_NAME":
+                e.pop("valueFrom")
+                e["value"] = "node-1"
+    cp.yaml(NODE, f)
+
+
+@case("node-name-downward")
+def node_name_from_pod_name(cp):
+    cp.text(NODE, "fieldPath: spec.nodeName", "fieldPath: metadata.name")
+
+
+@case("node-name-downward")
+def node_name_missing(cp):
+    def f(docs):
+        c = container(doc(docs, "DaemonSet"), "oxide-csi-plugin")
+        c["env"] = [e for e in c["env"] if e["name"] != "NODE_NAME"]
+    cp.yaml(NODE, f)
+
+
+@case("node-rbac-get-nodes")
+def node_rbac_lists_nodes(cp):
+    cp.text(RBAC_NODE, 'verbs: ["get"]', 'verbs: ["get", "list", "watch"]')
+
+
+@case("node-rbac-get-nodes")
+def node_rbac_reads_pods_too(cp):
+    cp.text(RBAC_NODE, 'resources: ["nodes"]', 'resources: ["nodes", "pods"]')
+
+
+@case("node-rbac-get-nodes")
+def node_rbac_unbound(cp):
+    cp.yaml(RBAC_NODE, lambda docs: docs.remove(doc(docs, "ClusterRoleBinding")))
+
+
+@case("node-rbac-get-nodes")
+def node_bound_to_attacher_role(cp):
+    cp.yaml(RBAC_NODE, lambda docs: docs.append(
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": "oxide-csi-node-attacher"},
+         "subjects": [{"kind": "ServiceAccount", "name": "oxide-csi-node",
+                       "namespace": "oxide-csi"}],
+         "roleRef": {"kind": "ClusterRole", "name": "oxide-csi-attacher",
+                     "apiGroup": "rbac.authorization.k8s.io"}}))
+
+
+@case("node-api-token")
+def registrar_mounts_api_token(cp):
+    cp.yaml(NODE, lambda docs: container(doc(docs, "DaemonSet"), "node-driver-registrar")
+            ["volumeMounts"].append({"name": "kube-api-access", "readOnly": True,
+                                     "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}))
+
+
+@case("node-api-token")
+def plugin_without_api_token(cp):
+    def f(docs):
+        c = container(doc(docs, "DaemonSet"), "oxide-csi-plugin")
+        c["volumeMounts"] = [m for m in c["volumeMounts"] if m["name"] != "kube-api-access"]
+    cp.yaml(NODE, f)
+
+
+@case("node-api-token")
+def api_token_without_ca(cp):
+    def f(docs):
+        v = volume(doc(docs, "DaemonSet"), "kube-api-access")
+        v["projected"]["sources"] = [src for src in v["projected"]["sources"]
+                                     if "configMap" not in src]
+    cp.yaml(NODE, f)
+
+
+@case("node-api-token")
+def api_token_for_another_audience(cp):
+    cp.text(NODE, "path: token\n", "path: token\n                  audience: vault\n")
+
+
+@case("instance-metadata-optional")
+def instance_metadata_dir_required(cp):
+    def f(docs):
+        volume(doc(docs, "DaemonSet"), "instance-metadata")["hostPath"]["type"] = "Directory"
+    cp.yaml(NODE, f)
+
+
+@case("instance-metadata-optional")
+def instance_file_required(cp):
+    # the file mounted on its own, as a File that must exist
+    def f(docs):
+        d = doc(docs, "DaemonSet")
+        volume(d, "instance-metadata")["hostPath"] = {"path": "/etc/oxide-csi/instance.env",
+                                                     "type": "File"}
+        mount(container(d, "oxide-csi-plugin"), "instance-metadata")["mountPath"] = \
+            "/etc/oxide-csi/instance.env"
+    cp.yaml(NODE, f)
+
+
+# ---------------------------------------------------------------- metrics
+
+PROM_K = "kubernetes/overlays/prometheus-operator/"
+
+
+@case("metrics-port")
+def controller_metrics_port_not_declared(cp):
+    def f(docs):
+        c = container(doc(docs, "Deployment"), "oxide-csi-plugin")
+        c["ports"] = [pt for pt in c["ports"] if pt["name"] != "metrics"]
+    cp.yaml(CTRL, f)
+
+
+@case("metrics-port")
+def node_metrics_address_other_port(cp):
+    cp.yaml(NODE, lambda docs: replace_arg(container(doc(docs, "DaemonSet"), "oxide-csi-plugin"),
+                                           "--metrics-address", "--metrics-address=0.0.0.0:9811"))
+
+
+@case("metrics-port")
+def controller_metrics_on_loopback(cp):
+    cp.yaml(CTRL, lambda docs: replace_arg(container(doc(docs, "Deployment"), "oxide-csi-plugin"),
+                                           "--metrics-address", "--metrics-address=127.0.0.1:9810"))
+
+
+@case("metrics-port")
+def controller_without_metrics_address(cp):
+    cp.yaml(CTRL, lambda docs: replace_arg(container(doc(docs, "Deployment"), "oxide-csi-plugin"),
+                                           "--metrics-address", None))
+
+
+@case("metrics-port")
+def node_annotation_names_other_port(cp):
+    cp.yaml(NODE, lambda docs: doc(docs, "DaemonSet")["spec"]["template"]["metadata"]
+            ["annotations"].update({"prometheus.io/port": "9808"}))
+
+
+@case("metrics-port")
+def controller_not_scraped(cp):
+    cp.yaml(CTRL, lambda docs: doc(docs, "Deployment")["spec"]["template"]["metadata"]
+            ["annotations"].pop("prometheus.io/scrape"))
+
+
+@case("metrics-port")
+def node_metrics_path_wrong(cp):
+    cp.yaml(NODE, lambda docs: doc(docs, "DaemonSet")["spec"]["template"]["metadata"]
+            ["annotations"].update({"prometheus.io/path": "/healthz"}))
+
+
+@case("metrics-port")
+def node_metrics_on_registrar_port(cp):
+    # moved consistently (address, port, annotation) onto the registrar's 9809
+    cp.text(NODE, "9810", "9809", count=4)
+
+
+@case("metrics-service")
+def metrics_service_targets_healthz(cp):
+    cp.text(PROM_K + "metrics-service.yaml", "targetPort: metrics", "targetPort: healthz")
+
+
+@case("metrics-service")
+def metrics_service_selects_controller_only(cp):
+    cp.text(PROM_K + "metrics-service.yaml", "  selector:\n    app.kubernetes.io/name: oxide-csi-plugin",
+            "  selector:\n    app.kubernetes.io/name: oxide-csi-plugin\n"
+            "    app.kubernetes.io/component: controller")
+
+
+@case("metrics-service")
+def servicemonitor_selects_nothing(cp):
+    cp.text(PROM_K + "servicemonitor.yaml", "app.kubernetes.io/component: metrics",
+            "app.kubernetes.io/component: monitoring")
+
+
+# ---------------------------------------------------------------- Grafana dashboard
+
+DASH = "grafana/oxide-csi-dashboard.json"
+FAMILIES = "grafana/metric-families.txt"
+
+
+def edit_dashboard(cp, fn):
+    import json
+    with open(cp.path(DASH)) as f:
+        d = json.load(f)
+    fn(d)
+    with open(cp.path(DASH), "w") as f:
+        json.dump(d, f, indent=2)
+
+
+def first_panel(d, title_part):
+    for p in d["panels"]:
+        if title_part in p.get("title", ""):
+            return p
+    raise AssertionError(f"no panel titled *{title_part}*")
+
+
+@case("dashboard")
+def dashboard_not_json(cp):
+    cp.text(DASH, '"panels": [', '"panels": [,')
+
+
+@case("dashboard")
+def dashboard_panel_without_title(cp):
+    edit_dashboard(cp, lambda d: first_panel(d, "RPCs in flight").pop("title"))
+
+
+@case("dashboard")
+def dashboard_panel_without_targets(cp):
+    edit_dashboard(cp, lambda d: first_panel(d, "Open file descriptors").update(targets=[]))
+
+
+@case("dashboard")
+def dashboard_bound_to_one_datasource(cp):
+    edit_dashboard(cp, lambda d: first_panel(d, "CPU").update(
+        datasource={"type": "prometheus", "uid": "P1809F7CD0C75ACF3"}))
+
+
+@case("dashboard")
+def dashboard_without_datasource_variable(cp):
+    edit_dashboard(cp, lambda d: d["templating"]["list"].pop(0))
+
+
+@case("dashboard-metrics")
+def dashboard_misspelt_metric(cp):
+    cp.text(DASH, "oxide_csi_rpcs_in_flight", "oxide_csi_rpc_in_flight")
+
+
+@case("dashboard-metrics")
+def dashboard_metric_from_elsewhere(cp):
+    cp.text(DASH, "process_open_fds{", "node_filefd_allocated{")
+
+
+@case("dashboard-metrics")
+def dashboard_quantile_over_counter(cp):
+    cp.text(DASH, "oxide_csi_loop_turn_duration_seconds_bucket",
+            "oxide_csi_token_reloads_total_bucket")
+
+
+@case("dashboard-metrics")
+def dashboard_variable_queries_unknown_metric(cp):
+    cp.text(DASH, "label_values(oxide_csi_build_info, instance)",
+            "label_values(oxide_csi_info, instance)", count=2)
+
+
+@case("dashboard-metrics")
+def families_file_garbled(cp):
+    cp.text(FAMILIES, "oxide_csi_snapshots_tracked gauge", "oxide_csi_snapshots_tracked gaug")
+
+
+def write_fake_metrics_source(cp, families):
+    """A stand-in for src/metrics/ next to the copied deploy/ (the real one is written by the
+    metrics work of issue 21): the families as string literals, the way the registry names them."""
+    body = "".join(f'  registry.Add("{n}", "help");\n' for n in families)
+    cp.write("../src/metrics/families.cc", "// test stand-in\nvoid Register() {\n" + body + "}\n")
+
+
+def listed_families(cp):
+    import dashboard_checks
+    return list(dashboard_checks.read_families(cp.path(FAMILIES))[0])
+
+
+@case("metric-families-match-source")
+def source_drops_a_listed_family(cp):
+    write_fake_metrics_source(cp, [n for n in listed_families(cp) if n != "oxide_csi_snapshots_tracked"])
+
+
+@case("metric-families-match-source")
+def source_adds_an_unlisted_family(cp):
+    write_fake_metrics_source(cp, listed_families(cp) + ["oxide_csi_disks_total",
+                                                         "oxide_csi_rpc_duration_seconds_bucket"])
+
+
 # ---------------------------------------------------------------- Containerfile
 
 CF = "Containerfile"
@@ -663,7 +949,7 @@ def runtime_without_xfsprogs(cp):
 
 @case("containerfile-runtime-packages", checker="containerfile")
 def runtime_with_dev_package(cp):
-    cp.text(CF, "libcurl4 \\", "libcurl4 libcurl4-openssl-dev build-essential \\")
+    cp.text(CF, "libmicrohttpd12 \\", "libmicrohttpd12 libcurl4-openssl-dev build-essential \\")
 
 
 @case("containerfile-runtime-libraries", checker="containerfile")
@@ -673,7 +959,32 @@ def runtime_without_libuv(cp):
 
 @case("containerfile-runtime-libraries", checker="containerfile")
 def runtime_with_a_library_nothing_loads(cp):
-    cp.text(CF, "libcurl4 \\", "libcurl4 libabsl20220623 \\")
+    cp.text(CF, "libmicrohttpd12 \\", "libmicrohttpd12 libabsl20220623 \\")
+
+
+def ctl_with_metrics_flag(root, binaries):
+    """A copy of the built oxide-csi-ctl whose --help mentions --metrics-address: a binary that
+    has the metrics endpoint's flag but does not load libmicrohttpd. (Its usage line is patched in
+    place, same length, so ldd sees the real binary.)"""
+    ctl = next((b for b in binaries if os.path.basename(b) == "oxide-csi-ctl"), None)
+    if ctl is None:
+        raise AssertionError("no --binary .../oxide-csi-ctl given")
+    with open(ctl, "rb") as f:
+        data = f.read()
+    old = b"Usage: oxide-csi-ctl"
+    if data.count(old) != 1:
+        raise AssertionError(f"{old!r} occurs {data.count(old)} times in {ctl}")
+    fake = os.path.join(root, "oxide-csi-ctl")
+    with open(fake, "wb") as f:
+        f.write(data.replace(old, b"--metrics-address".ljust(len(old))))
+    os.chmod(fake, 0o755)
+    return [fake]
+
+
+@case("containerfile-runtime-libraries", checker="containerfile", binaries=ctl_with_metrics_flag,
+      message=r"installs libmicrohttpd12, which no binary loads")
+def metrics_library_package_once_the_flag_exists(cp):
+    pass   # libmicrohttpd12 is in the Containerfile; a binary with --metrics-address must load it
 
 
 @case("containerfile-runtime-packages", checker="containerfile")
@@ -745,6 +1056,11 @@ def run_case(c, version, kubectl, scratch, binaries):
         c["mutate"](cp)
     except AssertionError as e:
         return False, f"{c['id']}: {e}"
+    if c.get("binaries"):
+        try:
+            binaries = c["binaries"](root, binaries)
+        except AssertionError as e:
+            return False, f"{c['id']}: {e}"
     rc, out = run_checker(c["checker"], deploy, c.get("version") or version, kubectl, binaries)
     failed = set(FAIL_RE.findall(out))
     if c.get("positive"):
@@ -755,8 +1071,12 @@ def run_case(c, version, kubectl, scratch, binaries):
     extra = failed - {c["expect"]} - c["also"]
     if extra:
         return False, f"{c['id']}: FAIL [{c['expect']}] as expected, but also {sorted(extra)}\n{out}"
-    line = next(l for l in out.splitlines() if l.startswith(f"FAIL [{c['expect']}]"))
-    return True, f"{c['id']}: {line}"
+    lines = [l for l in out.splitlines() if l.startswith(f"FAIL [{c['expect']}]")]
+    if c.get("message"):
+        lines = [l for l in lines if re.search(c["message"], l)]
+        if not lines:
+            return False, f"{c['id']}: no FAIL [{c['expect']}] line matches {c['message']!r}\n{out}"
+    return True, f"{c['id']}: {lines[0]}"
 
 
 def main():
@@ -782,6 +1102,8 @@ def main():
          "mutate": lambda cp: None},
         {"id": "overlay_optional_patches_pass", "checker": "manifests", "positive": True,
          "mutate": enable_optional_overlay_patches},
+        {"id": "families_matching_the_source_pass", "checker": "manifests", "positive": True,
+         "mutate": lambda cp: write_fake_metrics_source(cp, listed_families(cp))},
     ]
     cases = positives + CASES
     if a.only:

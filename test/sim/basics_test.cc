@@ -36,6 +36,41 @@ TEST_F(BasicsTest, MeWithTokenAndWithout) {
                "Unauthorized", "credentials missing or invalid");
 }
 
+// A token rotation as the control API models it: old and new accepted, then only the new; a
+// reset accepts the start-up token again.
+TEST_F(BasicsTest, AcceptedTokensCanBeReplacedThroughTheControlApi) {
+  const std::string a = "oxide-token-rotation-a", b = "oxide-token-rotation-b";
+  Reply set = api().post("/__sim/auth/tokens", {{"tokens", {a, b}}});
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_EQ(set.json(), nlohmann::json({{"tokens", {a, b}}}));
+  expect_error(api().get("/v1/me"), 401, "Unauthorized", "credentials missing or invalid");
+  api().set_token(a);
+  EXPECT_EQ(api().get("/v1/me").status, 200);
+  api().set_token(b);
+  EXPECT_EQ(api().get("/v1/me").status, 200);
+  ASSERT_EQ(api().post("/__sim/auth/tokens", {{"tokens", {b}}}).status, 200);
+  EXPECT_EQ(api().get("/v1/me").status, 200);
+  api().set_token(a);
+  expect_error(api().get("/v1/me"), 401, "Unauthorized", "credentials missing or invalid");
+  EXPECT_EQ(api().get("/__sim/auth/tokens").json(), nlohmann::json({{"tokens", {b}}}));
+
+  for (const nlohmann::json& bad :
+       {nlohmann::json::object(), nlohmann::json({{"tokens", nlohmann::json::array()}}),
+        nlohmann::json({{"tokens", {"no-prefix"}}}), nlohmann::json({{"tokens", {1}}})}) {
+    Reply refused = api().post("/__sim/auth/tokens", bad);
+    EXPECT_EQ(refused.status, 400) << bad.dump();
+    EXPECT_NE(refused.json().value("message", "").find("tokens"), std::string::npos)
+        << refused.body;
+  }
+  EXPECT_EQ(api().get("/__sim/auth/tokens").json(), nlohmann::json({{"tokens", {b}}}));
+
+  ASSERT_EQ(api().post("/__sim/reset", nlohmann::json::object()).status, 200);
+  api().set_token(std::string(SimProcess::kToken));
+  EXPECT_EQ(api().get("/v1/me").status, 200);
+  api().set_token(b);
+  expect_error(api().get("/v1/me"), 401, "Unauthorized", "credentials missing or invalid");
+}
+
 TEST_F(BasicsTest, AuthComesBeforeLookups) {
   api().set_token(std::nullopt);
   expect_error(api().get("/v1/disks/nope?project=nope"), 401, "Unauthorized",

@@ -1,0 +1,36 @@
+#include "app/metrics_endpoint.h"
+
+#include "metrics/plugin_metrics.h"
+
+namespace oxide {
+
+MetricsEndpoint::MetricsEndpoint(uv_loop_t* loop, metrics::MetricsServerOptions options)
+    : loop_(loop), server_(&metrics::ProcessRegistry(), &heartbeat_, std::move(options)) {}
+
+MetricsEndpoint::~MetricsEndpoint() {
+  Stop();
+}
+
+Status MetricsEndpoint::Start() {
+  heartbeat_.Beat(metrics::SteadyMillis());
+  if (Status started = server_.Start(); !started.ok()) return started;
+  timer_ = new uv_timer_t;
+  uv_timer_init(loop_, timer_);
+  timer_->data = this;
+  uv_timer_start(timer_, &MetricsEndpoint::OnBeat, 1000, 1000);
+  return Status::Ok();
+}
+
+void MetricsEndpoint::Stop() {
+  server_.Stop();
+  if (timer_ == nullptr) return;
+  uv_close(reinterpret_cast<uv_handle_t*>(timer_),
+           [](uv_handle_t* handle) { delete reinterpret_cast<uv_timer_t*>(handle); });
+  timer_ = nullptr;
+}
+
+void MetricsEndpoint::OnBeat(uv_timer_t* timer) {
+  static_cast<MetricsEndpoint*>(timer->data)->heartbeat_.Beat(metrics::SteadyMillis());
+}
+
+}  // namespace oxide

@@ -1,0 +1,37 @@
+// The plugin's Prometheus endpoint: the metrics server on its own thread, and the loop timer that
+// beats the heartbeat /healthz reads (once a second). Construct, Start() and Stop() on the loop
+// thread; a scrape never runs on it.
+#pragma once
+
+#include <uv.h>
+
+#include <memory>
+
+#include "metrics/metrics_server.h"
+#include "util/status.h"
+
+namespace oxide {
+
+class MetricsEndpoint {
+ public:
+  MetricsEndpoint(uv_loop_t* loop, metrics::MetricsServerOptions options);
+  ~MetricsEndpoint();
+  MetricsEndpoint(const MetricsEndpoint&) = delete;
+  MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
+
+  // Listens, and starts the heartbeat; FAILED_PRECONDITION when it cannot listen.
+  Status Start();
+  // Stops serving (waits for a scrape being answered) and closes the timer.
+  void Stop();
+  uint16_t port() const { return server_.port(); }
+
+ private:
+  static void OnBeat(uv_timer_t* timer);
+
+  uv_loop_t* loop_;
+  metrics::LoopHeartbeat heartbeat_;
+  metrics::MetricsServer server_;
+  uv_timer_t* timer_ = nullptr;  // heap: freed by its close callback
+};
+
+}  // namespace oxide

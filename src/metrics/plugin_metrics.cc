@@ -1,0 +1,103 @@
+#include "metrics/plugin_metrics.h"
+
+#include "metrics/process_metrics.h"
+
+namespace oxide::metrics {
+namespace {
+
+// Seconds, 1 ms to 60 s: an RPC, an Oxide request, a node operation.
+const Buckets kLatencyBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                 0.5,   1,      2.5,   5,    10,    30,   60};
+// Seconds, 50 µs to 50 ms: as the turn monitor's own histogram.
+const Buckets kTurnBuckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05};
+// Seconds, 100 µs to 5 s: an fsync'ed SQLite transaction.
+const Buckets kCommitBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                0.025,  0.05,    0.1,    0.25,  0.5,    1,     5};
+const Buckets kBatchBuckets = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+// Seconds, 100 ms to 10 min: mkfs of a small to a very large disk.
+const Buckets kMkfsBuckets = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600};
+
+PluginFamilies Build(Registry& r) {
+  return PluginFamilies{
+      .rpc_duration = r.AddHistogram("oxide_csi_rpc_duration_seconds",
+                                     "Time from a CSI call's arrival to its answer.",
+                                     {"method", "code"}, kLatencyBuckets),
+      .rpcs_in_flight = r.AddGauge("oxide_csi_rpcs_in_flight",
+                                   "CSI calls being served, not yet answered.", {"method"}),
+      .oxide_request_duration = r.AddHistogram(
+          "oxide_csi_oxide_request_duration_seconds",
+          "Time of one HTTP attempt to the Oxide API, from the start of the transfer to its end; "
+          "status is the HTTP status or the transport failure (timeout, connect, tls, error).",
+          {"operation", "status"}, kLatencyBuckets),
+      .oxide_request_retries =
+          r.AddCounter("oxide_csi_oxide_request_retries_total",
+                       "Oxide API requests repeated after a failure, by the failure's kind.",
+                       {"operation", "reason"}),
+      .oxide_requests_queued =
+          r.AddGauge("oxide_csi_oxide_requests_queued",
+                     "Oxide API requests waiting for a connection (beyond the in-flight cap).")
+              .With({}),
+      .token_reloads = r.AddCounter("oxide_csi_token_reloads_total",
+                                    "Times a changed Oxide API token was read from the token file.")
+                           .With({}),
+      .operations_pending = r.AddGauge(
+          "oxide_csi_operations_pending",
+          "Journal entries of controller operations that have started and not finished.", {"kind"}),
+      .recovery_entries = r.AddCounter(
+          "oxide_csi_recovery_entries_total",
+          "Unfinished journal entries settled by recovery after a restart, by outcome.",
+          {"outcome"}),
+      .snapshots_tracked =
+          r.AddGauge("oxide_csi_snapshots_tracked",
+                     "Snapshots the controller polls until Oxide reports them ready.")
+              .With({}),
+      .commit_duration =
+          r.AddHistogram("oxide_csi_store_commit_duration_seconds",
+                         "Time of one state-database transaction (group commit), fsync included.",
+                         {}, kCommitBuckets)
+              .With({}),
+      .commit_batch_size =
+          r.AddHistogram("oxide_csi_store_commit_batch_size",
+                         "Writes carried by one state-database transaction.", {}, kBatchBuckets)
+              .With({}),
+      .commit_failures = r.AddCounter("oxide_csi_store_commit_failures_total",
+                                      "State-database transactions that failed (writes undone).")
+                             .With({}),
+      .loop_turn_duration =
+          r.AddHistogram("oxide_csi_loop_turn_duration_seconds",
+                         "Time one event-loop turn kept the loop thread busy.", {}, kTurnBuckets)
+              .With({}),
+      .node_operation_duration = r.AddHistogram(
+          "oxide_csi_node_operation_duration_seconds",
+          "Time of a node operation (stage, unstage, publish, unpublish, expand) by result.",
+          {"operation", "result"}, kLatencyBuckets),
+      .mkfs_duration = r.AddHistogram("oxide_csi_node_mkfs_duration_seconds",
+                                      "Time mkfs took to format a blank volume.", {}, kMkfsBuckets)
+                           .With({}),
+      .build_info =
+          r.AddGauge("oxide_csi_build_info", "Always 1; the plugin's version and mode as labels.",
+                     {"version", "mode"}, 4),
+  };
+}
+
+}  // namespace
+
+Registry& ProcessRegistry() {
+  static Registry registry;
+  return registry;
+}
+
+PluginFamilies& Families() {
+  static PluginFamilies families = Build(ProcessRegistry());
+  return families;
+}
+
+void RegisterPluginMetrics(std::string_view version, std::string_view mode) {
+  static bool registered = false;
+  if (registered) return;
+  registered = true;
+  Families().build_info.With({version, mode}).Set(1);
+  ProcessRegistry().AddCollector(&AppendProcessMetrics);
+}
+
+}  // namespace oxide::metrics

@@ -1,0 +1,49 @@
+// The plugin's metric families (names, help, labels, buckets) in the process-wide registry, and
+// the one accessor every recorder uses. Any thread may record into them (they are atomics, see
+// registry.h); Families() is built on first use, which the plugin makes happen on the main thread
+// at start (RegisterPluginMetrics), before the loop or any worker runs.
+//
+// Label values come only from fixed, small sets: CSI method names, gRPC code names, Oxide
+// operationIds, HTTP status codes or transport failure kinds, journal kinds and outcomes, node
+// operation names and results. Never a volume, node, snapshot or instance id or name, never a
+// token.
+#pragma once
+
+#include <string_view>
+
+#include "metrics/registry.h"
+
+namespace oxide::metrics {
+
+struct PluginFamilies {
+  // gRPC: one sample per answered call.
+  HistogramFamily& rpc_duration;  // {method, code}
+  GaugeFamily& rpcs_in_flight;    // {method}
+  // Oxide API: one sample per HTTP attempt (a retried call is several attempts).
+  HistogramFamily& oxide_request_duration;  // {operation, status}
+  CounterFamily& oxide_request_retries;     // {operation, reason}
+  Gauge& oxide_requests_queued;             // waiting for a connection
+  Counter& token_reloads;
+  // Journal and recovery.
+  GaugeFamily& operations_pending;  // {kind}
+  CounterFamily& recovery_entries;  // {outcome}
+  Gauge& snapshots_tracked;         // snapshots polled until Oxide says ready
+  // The state database's group commit (recorded on the store thread).
+  Histogram& commit_duration;
+  Histogram& commit_batch_size;
+  Counter& commit_failures;
+  // The event loop.
+  Histogram& loop_turn_duration;
+  // Node operations (recorded on the loop thread when they finish).
+  HistogramFamily& node_operation_duration;  // {operation, result}
+  Histogram& mkfs_duration;
+  GaugeFamily& build_info;  // {version, mode}
+};
+
+Registry& ProcessRegistry();
+PluginFamilies& Families();
+
+// Builds the families and the process collector, and sets build_info (main thread, at start).
+void RegisterPluginMetrics(std::string_view version, std::string_view mode);
+
+}  // namespace oxide::metrics
