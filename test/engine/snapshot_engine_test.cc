@@ -10,6 +10,7 @@
 #include "backend_fixture.h"
 #include "engine/disk_naming.h"
 #include "engine_fixture.h"
+#include "metrics/plugin_metrics.h"
 #include "store/group_commit.h"
 #include "store/snapshot_store.h"
 #include "store/state_db.h"
@@ -133,6 +134,7 @@ TEST_F(SnapshotEngineTest, ManyPendingSnapshotsArePolledWithListCalls) {
   // Five rounds' worth of time while everything is still creating.
   Elapse(1200ms);
   EXPECT_EQ(uploads.tracking(), static_cast<size_t>(kSnapshots));
+  EXPECT_EQ(oxide::metrics::Families().snapshots_tracked.value(), kSnapshots);
   EXPECT_GE(uploads.list_sweeps(), 2u);
   EXPECT_EQ(CountRequests("GET", "snapshot_view"), 0);
   const int listed = CountRequests("GET", "snapshot_list");
@@ -141,6 +143,7 @@ TEST_F(SnapshotEngineTest, ManyPendingSnapshotsArePolledWithListCalls) {
   for (const auto& row : rows)
     Freeze(row.snapshot_name, false);
   ASSERT_TRUE(RunUntil([&] { return uploads.tracking() == 0; }, 10s));
+  EXPECT_EQ(oxide::metrics::Families().snapshots_tracked.value(), 0);
   commit_->Flush();
   for (const auto& row : rows)
     EXPECT_EQ(RowState(row.snapshot_name), "ready") << row.snapshot_name;

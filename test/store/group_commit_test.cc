@@ -9,6 +9,7 @@
 
 #include <optional>
 
+#include "metrics/plugin_metrics.h"
 #include "store/node_volume_store.h"
 #include "store/snapshot_store.h"
 #include "store/volume_store.h"
@@ -142,6 +143,7 @@ TEST_F(GroupCommitTest, WritesMadeWhileACommitIsSyncingShareTheNextOneAndWaitFor
 }
 
 TEST_F(GroupCommitTest, AFailedCommitFailsOnlyItsCallsUndoesTheirRowsAndTheNextCommitSucceeds) {
+  const uint64_t failures_before = metrics::Families().commit_failures.value();
   FaultyVfs::HoldSyncs();
   std::optional<Status> kept, lost, later;
   PutAndWait("kept", &kept);
@@ -166,6 +168,7 @@ TEST_F(GroupCommitTest, AFailedCommitFailsOnlyItsCallsUndoesTheirRowsAndTheNextC
   EXPECT_TRUE(later->ok()) << later->message();
   EXPECT_TRUE(db_->Health().ok());
   EXPECT_EQ(commit_->stats().failed, 1u);
+  EXPECT_EQ(metrics::Families().commit_failures.value(), failures_before + 1);
 
   // What a restart finds is what was answered OK.
   Close();
@@ -173,6 +176,29 @@ TEST_F(GroupCommitTest, AFailedCommitFailsOnlyItsCallsUndoesTheirRowsAndTheNextC
   EXPECT_TRUE(store_->FindByDiskName("kept").has_value());
   EXPECT_TRUE(store_->FindByDiskName("later").has_value());
   EXPECT_FALSE(store_->FindByDiskName("lost").has_value());
+}
+
+// oxide_csi_operations_pending follows the journal entries in memory, also when a failed commit
+// undoes the one that began it.
+TEST_F(GroupCommitTest, PendingOperationsGaugeFollowsTheJournalThroughAFailedCommit) {
+  metrics::Gauge& pending = metrics::Families().operations_pending.With({"publish"});
+  const double before = pending.value();
+  std::optional<Status> first, second;
+  const int64_t kept = store_->BeginOperation("publish", "vol-kept", "{}");
+  commit_->WhenDurable([&](Status s) { first = s; });
+  RunUntil([&] { return first.has_value(); });
+  ASSERT_TRUE(first->ok());
+  EXPECT_EQ(pending.value(), before + 1);
+  FaultyVfs::FailWrites(true);
+  store_->BeginOperation("publish", "vol-lost", "{}");
+  EXPECT_EQ(pending.value(), before + 2) << "counted as soon as it is journaled";
+  commit_->WhenDurable([&](Status s) { second = s; });
+  RunUntil([&] { return second.has_value(); });
+  FaultyVfs::FailWrites(false);
+  EXPECT_FALSE(second->ok());
+  EXPECT_EQ(pending.value(), before + 1) << "the undone entry is no longer pending";
+  store_->FinishOperation(kept, "done", "");
+  EXPECT_EQ(pending.value(), before);
 }
 
 // A full disk that frees up again: no call has to write for Probe to turn ready; the heartbeat's
