@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <sstream>
 
 #include "http_client.h"
@@ -16,10 +15,31 @@ double Scrape::Sum(const std::string& prefix) const {
   return total;
 }
 
+namespace {
+
+// The (name, value) pairs of `{a="x",b="y\"z"}`; values stay escaped.
+std::vector<std::pair<std::string, std::string>> LabelsOf(const std::string& inside) {
+  std::vector<std::pair<std::string, std::string>> labels;
+  size_t at = 1;  // past '{'
+  while (at < inside.size() && inside[at] != '}') {
+    const size_t equals = inside.find("=\"", at);
+    if (equals == std::string::npos) break;
+    std::string name = inside.substr(at, equals - at);
+    size_t end = equals + 2;
+    while (end < inside.size() && inside[end] != '"')
+      end += inside[end] == '\\' ? 2 : 1;
+    labels.emplace_back(std::move(name), inside.substr(equals + 2, end - equals - 2));
+    at = end + 1;
+    if (at < inside.size() && inside[at] == ',') ++at;
+  }
+  return labels;
+}
+
+}  // namespace
+
 Scrape ParseScrape(const std::string& text) {
   Scrape scrape;
   std::istringstream in(text);
-  const std::regex label(R"re(([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)")re");
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("# TYPE ", 0) == 0) {
       std::istringstream words(line.substr(7));
@@ -34,19 +54,26 @@ Scrape ParseScrape(const std::string& text) {
     scrape.samples[series] = std::stod(line.substr(space + 1));
     const size_t open = series.find('{');
     if (open == std::string::npos) continue;
-    const std::string inside = series.substr(open);
-    for (std::sregex_iterator it(inside.begin(), inside.end(), label), end; it != end; ++it)
-      scrape.labels.emplace_back((*it)[1], (*it)[2]);
+    for (auto& label : LabelsOf(series.substr(open)))
+      scrape.labels.push_back(std::move(label));
   }
   return scrape;
 }
 
 Scrape ScrapeOf(const PluginProcess& plugin) {
   const std::string log = plugin.Log();
-  const std::regex address(R"(http://127\.0\.0\.1:([0-9]+)/metrics)");
-  std::string port;  // the last one: a restarted plugin may append to the same log
-  for (std::sregex_iterator it(log.begin(), log.end(), address), end; it != end; ++it)
-    port = (*it)[1];
+  // The last "http://127.0.0.1:<port>/metrics": a restarted plugin may append to the same log,
+  // and other records may name the simulator's address.
+  const std::string prefix = "http://127.0.0.1:";
+  std::string port;
+  for (size_t at = log.rfind(prefix); at != std::string::npos && port.empty();
+       at = at == 0 ? std::string::npos : log.rfind(prefix, at - 1)) {
+    size_t end = at + prefix.size();
+    while (end < log.size() && isdigit(static_cast<unsigned char>(log[end])))
+      ++end;
+    if (end > at + prefix.size() && log.compare(end, 8, "/metrics") == 0)
+      port = log.substr(at + prefix.size(), end - at - prefix.size());
+  }
   EXPECT_FALSE(port.empty()) << log;
   sim_test::HttpClient client("http://127.0.0.1:" + port);
   client.set_token(std::nullopt);
