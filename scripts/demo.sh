@@ -6,18 +6,36 @@
 # volume and clone the volume, mount all three and compare the data; tear everything down,
 # delete — with idempotent retries and refused calls along the way. The simulator emulates the
 # guest's disks (and copies their data into snapshots) as loop devices (root).
+#
+# With OXIDE_CSI_DEMO_PREBUILT=BUILD_DIR it installs and builds nothing and runs the programs of
+# that build directory (test/demo runs it so, against the tree under test).
 set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$top"
 
-step() { printf '\n\033[1m==== %s\033[0m\n' "$*"; }
-run() { printf '\033[36m$ %s\033[0m\n' "$*"; "$@"; }
+# Colours only for a terminal; a pipe or a CI log gets plain text.
+if [ -t 1 ]; then bold=$'\033[1m' cyan=$'\033[36m' plain=$'\033[0m'; else bold="" cyan="" plain=""; fi
+step() { printf '\n%s==== %s%s\n' "$bold" "$*" "$plain"; }
+show() { printf '%s$ %s%s\n' "$cyan" "$*" "$plain"; }
+run() { show "$*"; "$@"; }
 
-step "installing missing Debian packages"
-scripts/install-deps.sh
-step "building"
-scripts/build.sh build >/dev/null
-bin="$top/build/src"
+if [ -n "${OXIDE_CSI_DEMO_PREBUILT:-}" ]; then
+  build_dir="$(cd "$OXIDE_CSI_DEMO_PREBUILT" && pwd)"
+  step "using the programs already built in $build_dir (OXIDE_CSI_DEMO_PREBUILT)"
+else
+  build_dir="$top/build"
+  step "installing missing Debian packages"
+  scripts/install-deps.sh
+  step "building the three programs the demo runs: oxide-csi-plugin, oxide-sim, oxide-csi-ctl"
+  echo "A first build needs about 7 minutes of CPU time: about 3-4 minutes on an idle machine"
+  echo "with 2 vCPUs, longer on a busy one. Later runs compile only what changed. Into: $build_dir"
+  # shellcheck source=lib/build-progress.sh
+  . "$top/scripts/lib/build-progress.sh"
+  build_start=$SECONDS
+  scripts/build.sh "$build_dir" --target demo_programs 2>&1 | build_progress
+  echo "built in $(((SECONDS - build_start) / 60))m$(((SECONDS - build_start) % 60))s"
+fi
+bin="$build_dir/src"
 
 # shellcheck source=lib/local-stack.sh
 . "$top/scripts/lib/local-stack.sh"
@@ -52,7 +70,7 @@ run "$ctl" controller create pvc-demo-1 --size-gib=3
 volume_id="$("$ctl" --output json controller create pvc-demo-1 --size-gib=3 |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["volume"]["volume_id"])')"
 echo "(the same CreateVolume again returned the same volume: $volume_id)"
-show_refusal() { printf '\033[36m$ %s\033[0m\n' "$*"; "$@" || echo "(refused as expected)"; }
+show_refusal() { show "$*"; "$@" || echo "(refused as expected)"; }
 show_refusal "$ctl" controller create pvc-demo-1 --size-gib=5
 staging="$work/kubelet/staging/$volume_id"
 target="$work/kubelet/pods/pod-1/volumes/data"
@@ -86,7 +104,7 @@ unmount_volume() {
 mount_volume
 run "$ctl" controller list
 run grep " $staging \| $target " /proc/self/mountinfo
-printf '\033[36m$ %s\033[0m\n' "echo 'hello from pod-1' > $target/hello.txt"
+show "echo 'hello from pod-1' > $target/hello.txt"
 echo "hello from pod-1" > "$target/hello.txt"
 run "$ctl" node stats --volume-id "$volume_id" --volume-path "$target"
 show_refusal "$ctl" controller delete "$volume_id"
@@ -95,7 +113,7 @@ echo "(detached: the file is not reachable now)"; [ ! -e "$target/hello.txt" ]
 mount_volume
 run cat "$target/hello.txt"
 [ "$(cat "$target/hello.txt")" = "hello from pod-1" ] || { echo "ERROR: data lost" >&2; exit 1; }
-printf '\033[36m$ %s\033[0m\n' "head -c 4M /dev/urandom > $target/random.bin"
+show "head -c 4M /dev/urandom > $target/random.bin"
 head -c 4M /dev/urandom > "$target/random.bin"
 run sync "$target/random.bin"
 run sha256sum "$target/hello.txt" "$target/random.bin"
@@ -143,7 +161,7 @@ for copy in "$restored_target" "$clone_target"; do
     { echo "ERROR: $copy does not hold the original's data" >&2; exit 1; }
 done
 echo "(the restored volume and the clone hold the same data as the original)"
-printf '\033[36m$ %s\033[0m\n' "echo 'changed on the clone' > $clone_target/hello.txt"
+show "echo 'changed on the clone' > $clone_target/hello.txt"
 echo "changed on the clone" > "$clone_target/hello.txt"
 run cat "$target/hello.txt" "$restored_target/hello.txt" "$clone_target/hello.txt"
 [ "$(cat "$target/hello.txt")" = "hello from pod-1" ] ||
@@ -182,4 +200,4 @@ if grep -q "$token" "$work/plugin.log"; then
   exit 1
 fi
 [ "$code" -eq 0 ] || exit 1
-step "main job finished"
+step "all done: the main job finished"

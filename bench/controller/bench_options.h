@@ -5,7 +5,8 @@
 namespace oxide::bench {
 
 struct Options {
-  // The single cell (README "Controller (issue 4)"): runs when none of the parts below is chosen.
+  // The single cell (docs/performance.md "Controller"): runs when none of the parts below is
+  // chosen.
   int volumes = 2000;
   int concurrency = 100;
   int latency_ms = 50;

@@ -1,4 +1,4 @@
-// Controller benchmark (README "Controller (issue 4)"): by default one cell (N volumes at
+// Controller benchmark (docs/performance.md "Controller"): by default one cell (N volumes at
 // concurrency C against oxide-sim with latency L, then M CreateVolume calls at once); --matrix,
 // --restart-test and --peer add the C × L matrix, the restart figure and the peer comparison.
 #include <cstdio>

@@ -54,7 +54,7 @@ CellResult RunVolumeCell(BenchSession& session, const CellSpec& spec);
 // "<step> <gRPC code> x<count>, e.g. "<first message>"" for every kind of error the driver saw.
 std::vector<std::string> DriverErrorLines(const testing::VolumeDriver& driver);
 
-// The single cell's report (README "Controller (issue 4)").
+// The single cell's report (docs/performance.md "Controller").
 void PrintCellReport(const CellResult& result);
 
 }  // namespace oxide::bench

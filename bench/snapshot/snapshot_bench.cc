@@ -1,4 +1,4 @@
-// Snapshot benchmark (README "Snapshots (issue 6)"): S CreateSnapshot calls at once (one per
+// Snapshot benchmark (docs/performance.md "Snapshots"): S CreateSnapshot calls at once (one per
 // source volume) through the real plugin, against oxide-sim answering snapshot creates at once
 // with `creating` and making them ready D ms later. Prints how the calls were answered, when all
 // snapshots were ready (seen in the plugin's log, so the bench adds no Oxide request), the Oxide

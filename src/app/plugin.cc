@@ -9,6 +9,7 @@
 
 #include "app/memory_trim.h"
 #include "app/metrics_endpoint.h"
+#include "app/sqlite_log.h"
 #include "backend/curl_library.h"
 #include "backend/oxide_client.h"
 #include "csi/controller_service.h"
@@ -23,7 +24,9 @@
 #include "metrics/plugin_metrics.h"
 #include "node/instance_identity.h"
 #include "rpc/csi_server.h"
+#include "rpc/library_logs.h"
 #include "store/group_commit.h"
+#include "store/journal_pruner.h"
 #include "store/state_db.h"
 #include "store/volume_store.h"
 #include "util/log.h"
@@ -72,6 +75,9 @@ class SignalWatch {
 
 int RunPlugin(const Settings& settings) {
   log::Configure(settings.log_level, settings.log_format);
+  // Before any gRPC object or thread exists: libprotobuf's and gRPC's own messages become records.
+  rpc::InstallLibraryLogRouting();
+  if (!RouteSqliteLog()) log::Warn("SQLite was initialized before its log could be routed");
   log::RegisterSecret(settings.oxide_token);
   metrics::RegisterPluginMetrics(kVersion, ModeName(settings.mode));
   if (settings.ServesController() && settings.oxide_insecure) {
@@ -130,6 +136,7 @@ int RunPlugin(const Settings& settings) {
   // The controller: Oxide client, journal, volume engine and the CSI Controller service.
   std::unique_ptr<backend::OxideClient> oxide;
   std::unique_ptr<store::VolumeStore> volumes;
+  std::unique_ptr<store::JournalPruner> journal_pruner;
   std::unique_ptr<engine::VolumeEngine> volume_engine;
   std::unique_ptr<store::SnapshotStore> snapshot_rows;
   std::unique_ptr<engine::SnapshotEngine> snapshot_engine;
@@ -142,6 +149,10 @@ int RunPlugin(const Settings& settings) {
                                                    [&clock] { return clock.WallMillis(); });
     volume_engine =
         std::make_unique<engine::VolumeEngine>(&clock, oxide.get(), volumes.get(), commit.get());
+    // Bounded state: finished journal entries beyond 24 h or the newest 10,000 are deleted while
+    // running, and the file is compacted in idle time (store/journal_pruner.h).
+    journal_pruner = std::make_unique<store::JournalPruner>(&clock, commit.get());
+    volumes->SetFinishListener([pruner = journal_pruner.get()] { pruner->NoteFinished(); });
     snapshot_rows = std::make_unique<store::SnapshotStore>(db, commit.get());
     for (const Status* loaded : {&volumes->load_status(), &snapshot_rows->load_status()}) {
       if (!loaded->ok()) {
@@ -154,7 +165,8 @@ int RunPlugin(const Settings& settings) {
     controller = std::make_unique<csi_adapter::ControllerService>(
         settings, oxide.get(), volume_engine.get(), snapshot_engine.get());
     controller->Register(handlers);
-    credentials = std::make_unique<engine::OxideCredentialsCheck>(&clock, oxide.get());
+    credentials = std::make_unique<engine::OxideCredentialsCheck>(&clock, oxide.get(),
+                                                                  settings.probe_oxide_grace);
     health.push_back([check = credentials.get()] { return check->Health(); });
   }
   csi_adapter::IdentityService identity_service(settings, std::move(health));
@@ -194,6 +206,8 @@ int RunPlugin(const Settings& settings) {
       controller.reset();
       snapshot_engine.reset();
       volume_engine.reset();
+      if (volumes) volumes->SetFinishListener(nullptr);
+      journal_pruner.reset();
       oxide.reset();
       commit->Flush();  // its handles are idle now; it lives on for the node service
       signals.Close();
@@ -234,6 +248,7 @@ int RunPlugin(const Settings& settings) {
   if (volume_engine) {
     volume_engine->RecoverUnfinished();
     snapshot_engine->RecoverUnfinished();
+    if (settings.journal_prune) journal_pruner->Start();
     credentials->Start();
   }
   turns.Start();

@@ -9,12 +9,23 @@
 
 #include "app/plugin.h"
 #include "config/settings.h"
+#include "util/log.h"
 #include "version.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   auto parsed = oxide::ParseCommandLine(args, oxide::ProcessEnvironment());
   if (!parsed.ok()) {
+    // Written as a log record when the command line asks for JSON, so that a collector reading
+    // JSON lines gets this one too.
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == "--log-format=json" ||
+          (args[i] == "--log-format" && i + 1 < args.size() && args[i + 1] == "json")) {
+        oxide::log::Configure(oxide::log::Level::kInfo, oxide::log::Format::kJson);
+        oxide::log::Error("oxide-csi-plugin: " + parsed.status().message());
+        return 2;
+      }
+    }
     std::fprintf(stderr, "oxide-csi-plugin: %s\n", parsed.status().message().c_str());
     return 2;
   }

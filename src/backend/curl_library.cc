@@ -1,9 +1,8 @@
 #include "backend/curl_library.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
-#include <type_traits>
+
+#include "util/shared_library.h"
 
 namespace oxide::backend {
 namespace {
@@ -13,40 +12,29 @@ std::string g_error;  // empty once loaded
 
 // Fills every function of `library` from `handle`; the name of the first one missing, or "".
 std::string Resolve(void* handle, CurlLibrary* library) {
-  std::string missing;
-  auto find = [&](auto* slot, const char* name) {
-    void* symbol = dlsym(handle, name);
-    if (symbol == nullptr && missing.empty()) missing = name;
-    *slot = reinterpret_cast<std::remove_pointer_t<decltype(slot)>>(symbol);
-  };
-  find(&library->global_init, "curl_global_init");
-  find(&library->easy_init, "curl_easy_init");
-  find(&library->easy_setopt, "curl_easy_setopt");
-  find(&library->easy_getinfo, "curl_easy_getinfo");
-  find(&library->easy_perform, "curl_easy_perform");
-  find(&library->easy_cleanup, "curl_easy_cleanup");
-  find(&library->easy_strerror, "curl_easy_strerror");
-  find(&library->multi_init, "curl_multi_init");
-  find(&library->multi_setopt, "curl_multi_setopt");
-  find(&library->multi_add_handle, "curl_multi_add_handle");
-  find(&library->multi_remove_handle, "curl_multi_remove_handle");
-  find(&library->multi_socket_action, "curl_multi_socket_action");
-  find(&library->multi_info_read, "curl_multi_info_read");
-  find(&library->multi_cleanup, "curl_multi_cleanup");
-  find(&library->slist_append, "curl_slist_append");
-  find(&library->slist_free_all, "curl_slist_free_all");
-  return missing;
+  SymbolResolver resolver(handle);
+  resolver.Find(&library->global_init, "curl_global_init");
+  resolver.Find(&library->easy_init, "curl_easy_init");
+  resolver.Find(&library->easy_setopt, "curl_easy_setopt");
+  resolver.Find(&library->easy_getinfo, "curl_easy_getinfo");
+  resolver.Find(&library->easy_perform, "curl_easy_perform");
+  resolver.Find(&library->easy_cleanup, "curl_easy_cleanup");
+  resolver.Find(&library->easy_strerror, "curl_easy_strerror");
+  resolver.Find(&library->multi_init, "curl_multi_init");
+  resolver.Find(&library->multi_setopt, "curl_multi_setopt");
+  resolver.Find(&library->multi_add_handle, "curl_multi_add_handle");
+  resolver.Find(&library->multi_remove_handle, "curl_multi_remove_handle");
+  resolver.Find(&library->multi_socket_action, "curl_multi_socket_action");
+  resolver.Find(&library->multi_info_read, "curl_multi_info_read");
+  resolver.Find(&library->multi_cleanup, "curl_multi_cleanup");
+  resolver.Find(&library->slist_append, "curl_slist_append");
+  resolver.Find(&library->slist_free_all, "curl_slist_free_all");
+  return resolver.missing();
 }
 
 void LoadOnce() {
-  void* handle = dlopen(kCurlLibraryFile, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    g_error = std::string("cannot load ") + kCurlLibraryFile +
-              " (Debian package libcurl4), which " +
-              "the Oxide client needs: " + (why != nullptr ? why : "unknown error");
-    return;
-  }
+  void* handle = OpenSharedLibrary(kCurlLibraryFile, "libcurl4", "the Oxide client", &g_error);
+  if (handle == nullptr) return;
   std::string missing = Resolve(handle, &g_library);
   if (!missing.empty()) {
     g_error = std::string(kCurlLibraryFile) + " has no " + missing + ": too old a libcurl";

@@ -71,6 +71,9 @@ bool Has(const std::string& text, std::string_view part) {
 struct Row {
   StatusCode code;
   const char* rule;  // explains the Oxide rule to a person; nullptr = Oxide's message says it
+  // The cause is the plugin's configuration or the silo (token, rights, quota, API version):
+  // retrying does not help, an operator must act. Logged at error level (docs/logging.md).
+  bool operator_must_fix = false;
 };
 
 Row Classify(int status, const OxideError& e) {
@@ -92,7 +95,8 @@ Row Classify(int status, const OxideError& e) {
       if (Has(m, "must be in the same project as the instance"))
         return {C::kFailedPrecondition,
                 "Oxide attaches a disk only to an instance of the disk's project; this node's "
-                "instance is in another project than the plugin's (--oxide-project)"};
+                "instance is in another project than the plugin's (--oxide-project)",
+                true};
       if (Has(m, "disk is currently being attached"))
         return {C::kAborted, "the disk is being attached; try again shortly"};
       if (Has(m, "cannot attach disk to instance in") ||
@@ -114,7 +118,7 @@ Row Classify(int status, const OxideError& e) {
                 "Oxide snapshots only writable distributed disks of the same project"};
       if (Has(m, "server does not support this API version"))
         return {C::kFailedPrecondition,
-                "the Oxide rack is older than the API version this plugin speaks"};
+                "the Oxide rack is older than the API version this plugin speaks", true};
       if (Has(m, "total size must be at least") || Has(m, "total size must be less than") ||
           Has(m, "requested size over") || Has(m, "too large to fit") ||
           Has(m, "must be greater than or equal to snapshot size"))
@@ -123,9 +127,9 @@ Row Classify(int status, const OxideError& e) {
                 "size of their source snapshot"};
       return {C::kInvalidArgument, nullptr};
     case 401:
-      return {C::kUnauthenticated, "Oxide did not accept the API token"};
+      return {C::kUnauthenticated, "Oxide did not accept the API token", true};
     case 403:
-      return {C::kPermissionDenied, "the API token's user may not do this"};
+      return {C::kPermissionDenied, "the API token's user may not do this", true};
     case 404:
     case 410:
       return {C::kNotFound, nullptr};
@@ -140,10 +144,10 @@ Row Classify(int status, const OxideError& e) {
     case 504:
       return {C::kUnavailable, "the Oxide API is unavailable"};
     case 507:
-      return {C::kResourceExhausted, "not enough Oxide storage (silo quota or capacity)"};
+      return {C::kResourceExhausted, "not enough Oxide storage (silo quota or capacity)", true};
     default:
-      if (status >= 400 && status < 500) return {C::kInternal, "request rejected by Oxide"};
-      return {C::kUnknown, "unexpected answer from Oxide"};
+      if (status >= 400 && status < 500) return {C::kInternal, "request rejected by Oxide", true};
+      return {C::kUnknown, "unexpected answer from Oxide", true};
   }
 }
 
@@ -154,9 +158,13 @@ std::string Attempts(const HttpResponse& response) {
 
 }  // namespace
 
+std::string OxideRequestId(const HttpResponse& response) {
+  if (!response.request_id.empty()) return response.request_id;
+  return ParseErrorBody(response.body).request_id;
+}
+
 std::string RequestIdSuffix(const HttpResponse& response) {
-  std::string id = response.request_id;
-  if (id.empty()) id = ParseErrorBody(response.body).request_id;
+  std::string id = OxideRequestId(response);
   return id.empty() ? "" : " (oxide request id " + id + ")";
 }
 
@@ -171,7 +179,8 @@ Status StatusFromResponse(std::string_view what, const HttpResponse& response) {
                                                  response.transport_message};
     case TransportError::kTls:
       return Unavailable(prefix + ": TLS with the Oxide API failed (is --oxide-ca-file right?): " +
-                         response.transport_message);
+                         response.transport_message)
+          .MarkOperatorMustFix();
     case TransportError::kConnect:
     case TransportError::kOther:
       return Unavailable(prefix + ": cannot reach the Oxide API" + Attempts(response) + ": " +
@@ -187,7 +196,10 @@ Status StatusFromResponse(std::string_view what, const HttpResponse& response) {
                  : error.message + " (HTTP " + std::to_string(response.status) + ")";
   message += Attempts(response);
   message += RequestIdSuffix(response);
-  return {row.code, std::move(message)};
+  Status status(row.code, std::move(message));
+  if (row.operator_must_fix) status.MarkOperatorMustFix();
+  status.SetOxideRequest(OxideRequestId(response), "");
+  return status;
 }
 
 }  // namespace oxide::backend

@@ -115,19 +115,24 @@ Status OxideClient::Scrub(Status status) const {
        at = message.find(token, at))
     message.replace(at, token.size(), "[REDACTED]");
   if (message == status.message()) return status;
-  return {status.code(), std::move(message)};
+  return status.WithMessage(std::move(message));
 }
 
 void OxideClient::Send(HttpRequest request, const std::string& what, HttpCallback done) {
-  // The debug record needs a wrapper that keeps copies of the request line; without debug
-  // logging (the default), the answer goes straight to `done`.
-  if (!log::Enabled(log::Level::kDebug))
-    return transport_->Send(std::move(request), std::move(done));
+  // Every answer passes the answer observer (the controller's view of Oxide health) first. The
+  // debug record needs a wrapper that keeps copies of the request line; without debug logging
+  // (the default), only the observer stands between the answer and `done`.
+  if (!log::Enabled(log::Level::kDebug)) {
+    return transport_->Send(std::move(request), [this, done = std::move(done)](HttpResponse r) {
+      if (answer_observer_ != nullptr) answer_observer_->OxideAnswered(r);
+      done(std::move(r));
+    });
+  }
   // A latency measurement for the log, not a deadline: real time, not the injected Clock.
   const auto start = std::chrono::steady_clock::now();
   std::string method = HttpMethodName(request.method);
   std::string target = request.target;
-  transport_->Send(std::move(request), [start, method = std::move(method),
+  transport_->Send(std::move(request), [this, start, method = std::move(method),
                                         target = std::move(target), what,
                                         done = std::move(done)](HttpResponse response) {
     log::Debug("oxide api call", {{"call", what},
@@ -137,26 +142,45 @@ void OxideClient::Send(HttpRequest request, const std::string& what, HttpCallbac
                                   {"attempts", std::to_string(response.attempts)},
                                   {"oxide_request_id", response.request_id},
                                   {"ms", log::Millis(std::chrono::steady_clock::now() - start)}});
+    if (answer_observer_ != nullptr) answer_observer_->OxideAnswered(response);
     done(std::move(response));
   });
 }
 
+namespace {
+
+// StatusFromResponse, with the operationId of the request that got the answer.
+Status FromResponse(const char* operation, std::string_view what, const HttpResponse& response) {
+  Status status = StatusFromResponse(what, response);
+  if (!status.ok()) status.SetOxideRequest(OxideRequestId(response), operation);
+  return status;
+}
+
+}  // namespace
+
 template <typename T>
 void OxideClient::Call(HttpRequest request, std::string what, Parser<T> parse, Done<T> done) {
+  const char* operation = request.operation;
   Send(std::move(request), what,
-       [this, what, parse, done = std::move(done)](HttpResponse response) {
-         Status status = StatusFromResponse(what, response);
+       [this, operation, what, parse, done = std::move(done)](HttpResponse response) {
+         Status status = FromResponse(operation, what, response);
          if (!status.ok()) return done(ExplainMissingProject(Scrub(std::move(status))));
          StatusOr<T> parsed = parse(what, response);
-         if (!parsed.ok()) return done(Scrub(parsed.status()));
+         if (!parsed.ok()) {
+           Status unparsed = parsed.status();
+           unparsed.SetOxideRequest(OxideRequestId(response), operation);
+           return done(Scrub(std::move(unparsed)));
+         }
          done(std::move(parsed));
        });
 }
 
 void OxideClient::CallNoBody(HttpRequest request, std::string what, DoneStatus done) {
-  Send(std::move(request), what, [this, what, done = std::move(done)](HttpResponse response) {
-    done(ExplainMissingProject(Scrub(StatusFromResponse(what, response))));
-  });
+  const char* operation = request.operation;
+  Send(std::move(request), what,
+       [this, operation, what, done = std::move(done)](HttpResponse response) {
+         done(ExplainMissingProject(Scrub(FromResponse(operation, what, response))));
+       });
 }
 
 template <typename T>
@@ -189,7 +213,9 @@ Status OxideClient::ExplainMissingProject(Status status) const {
                             " (--oxide-project, OXIDE_PROJECT) does not exist in Oxide, or the API "
                             "token's user cannot see it; create the project, grant the user "
                             "access, or fix the setting: " +
-                            m);
+                            m)
+      .MarkOperatorMustFix()
+      .SetOxideRequest(status.oxide_request_id(), status.oxide_operation());
 }
 
 void OxideClient::ResolveProjectId(Done<std::string> done) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/answer_observer.h"
 #include "backend/api_token.h"
 #include "backend/curl_multi_transport.h"
 #include "backend/http_types.h"
@@ -90,6 +91,9 @@ class OxideClient {
   ApiToken& token() { return *token_; }
   const TokenFileWatch* token_watch() const { return token_watch_.get(); }  // null: none
   const std::string& project() const { return project_; }
+  // Hears every final answer (at most one listener; null to stop). It must outlive the client
+  // or unset itself; answers still under way then reach nobody.
+  void set_answer_observer(AnswerObserver* observer) { answer_observer_ = observer; }
 
  private:
   template <typename T>
@@ -118,6 +122,7 @@ class OxideClient {
   std::string project_;
   std::string project_id_;  // empty until resolved
   std::vector<Done<std::string>> project_id_waiters_;
+  AnswerObserver* answer_observer_ = nullptr;
 };
 
 // True for the FAILED_PRECONDITION of an object found by id in another project.

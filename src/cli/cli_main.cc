@@ -1,110 +1,199 @@
 // oxide-csi-ctl: a command-line client for any CSI endpoint (like csc for Go drivers).
-//   oxide-csi-ctl [--endpoint EP] [--output text|json] [--timeout SECONDS] <service> <verb> [args]
+//   oxide-csi-ctl [--endpoint EP] [--output text|json] [--timeout SECONDS] <group> <verb> [args]
+// Every argument is read by one parser (cli/arg_parser.h) against the verbs' declarations; a bad
+// invocation exits 2 before anything is sent, and no exception leaves main.
 #include <grpcpp/create_channel.h>
 
-#include <charconv>
+#include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 
+#include "cli/arg_parser.h"
 #include "cli/commands.h"
+#include "cli/help_text.h"
 #include "config/validation.h"
 #include "version.h"
 
 namespace oxide::cli {
 namespace {
 
+constexpr uint64_t kMaxTimeoutSeconds = 24 * 3600;
+
+VerbSpec GlobalSpec() {
+  FlagSpec output = StringFlag("output", "FORMAT", "How answers are printed.");
+  output.choices = {"text", "json"};
+  return {
+      .help =
+          "A command-line CSI client for the Oxide CSI plugin (or any CSI endpoint): each "
+          "verb is one CSI call.",
+      .flags = {StringFlag("endpoint", "unix:///PATH",
+                           "The plugin's CSI socket; defaults to $CSI_ENDPOINT."),
+                output,
+                NumberFlag("timeout", "SECONDS", 1, kMaxTimeoutSeconds, "seconds",
+                           "The deadline of the call (default 30)."),
+                BoolFlag("help", "Print this help."), BoolFlag("version", "Print the version.")}};
+}
+
 std::vector<Command> AllCommands() {
   std::vector<Command> all = IdentityCommands();
-  for (Command& command : ControllerCommands())
-    all.push_back(std::move(command));
-  for (Command& command : NodeCommands())
-    all.push_back(std::move(command));
-  for (Command& command : SnapshotCommands())
-    all.push_back(std::move(command));
+  for (auto* group : {&ControllerCommands, &NodeCommands, &SnapshotCommands}) {
+    for (Command& command : (*group)())
+      all.push_back(std::move(command));
+  }
   return all;
 }
 
-void PrintUsage(std::ostream& out) {
-  out << "Usage: oxide-csi-ctl [--endpoint unix:///path.sock] [--output text|json] "
-         "[--timeout SECONDS] <service> <verb> [args]\n\n"
-         "The endpoint defaults to $CSI_ENDPOINT. Exit codes: 0 ok, 1 the call failed, 2 usage.\n\n"
-         "Commands:\n";
-  for (const Command& command : AllCommands()) {
-    std::string left = "  " + command.service + " " + command.verb;
-    if (!command.usage.empty()) left += " " + command.usage;
-    out << left << std::string(left.size() < 44 ? 44 - left.size() : 1, ' ') << command.help
-        << "\n";
+std::vector<VerbSpec> Specs(const std::vector<Command>& commands, const std::string& group = "") {
+  std::vector<VerbSpec> specs;
+  for (const Command& command : commands) {
+    if (group.empty() || command.spec.group == group) specs.push_back(command.spec);
   }
+  return specs;
 }
 
 int UsageError(const std::string& message) {
-  std::cerr << "oxide-csi-ctl: " << message << " (see --help)\n";
+  std::cerr << "error: " << message << "\n";
   return kExitUsage;
 }
 
-}  // namespace
-
-int Main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  CliContext context;
-  const char* env_endpoint = std::getenv("CSI_ENDPOINT");
-  std::string endpoint = env_endpoint != nullptr ? env_endpoint : "";
-
-  size_t i = 0;
-  for (; i < args.size() && args[i].rfind("--", 0) == 0; ++i) {
-    std::string flag = args[i];
-    std::string value;
-    if (auto eq = flag.find('='); eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-    } else if (flag != "--help" && flag != "--version") {
-      if (i + 1 >= args.size()) return UsageError(flag + " needs a value");
-      value = args[++i];
-    }
-    if (flag == "--help") {
-      PrintUsage(std::cout);
-      return kExitOk;
-    } else if (flag == "--version") {
-      std::cout << "oxide-csi-ctl " << kVersion << "\n";
-      return kExitOk;
-    } else if (flag == "--endpoint") {
-      endpoint = value;
-    } else if (flag == "--output") {
-      if (value == "json")
-        context.output = OutputFormat::kJson;
-      else if (value == "text")
-        context.output = OutputFormat::kText;
-      else
-        return UsageError("--output must be text or json");
-    } else if (flag == "--timeout") {
-      double seconds = 0;
-      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-      if (ec != std::errc() || end != value.data() + value.size() || seconds <= 0) {
-        return UsageError("--timeout must be a positive number of seconds");
-      }
-      context.timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-    } else {
-      return UsageError("unknown flag " + flag);
-    }
-  }
-  if (args.size() - i < 2) return UsageError("expected <service> <verb>");
-  const std::string& service = args[i];
-  const std::string& verb = args[i + 1];
-  std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(i) + 2, args.end());
-
-  if (endpoint.empty()) return UsageError("no endpoint: pass --endpoint or set CSI_ENDPOINT");
-  auto socket_path = SocketPathFromEndpoint(endpoint);
-  if (!socket_path.ok()) return UsageError("bad endpoint: " + socket_path.status().message());
-  context.channel = grpc::CreateChannel("unix:" + *socket_path, grpc::InsecureChannelCredentials());
-
-  for (const Command& command : AllCommands()) {
-    if (command.service == service && command.verb == verb) return command.run(context, rest);
-  }
-  return UsageError("unknown command \"" + service + " " + verb + "\"");
+std::string Names(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names)
+    text += (text.empty() ? "" : ", ") + name;
+  return text;
 }
 
+// Moves the global flags found among a verb's arguments (before a "--") into `globals`, so that
+// `controller list --output json` works like `--output json controller list`. A flag the verb
+// declares itself stays the verb's.
+std::vector<std::string> TakeGlobalFlags(const VerbSpec& global, const VerbSpec& verb,
+                                         std::vector<std::string> args,
+                                         std::vector<std::string>* globals) {
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      kept.insert(kept.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    const std::string name = arg.rfind("--", 0) == 0 ? arg.substr(2, arg.find('=') - 2) : "";
+    const FlagSpec* flag = name.empty() ? nullptr : global.FindFlag(name);
+    if (flag == nullptr || verb.FindFlag(name) != nullptr) {
+      kept.push_back(arg);
+      continue;
+    }
+    globals->push_back(arg);
+    const bool takes_next = flag->kind != FlagKind::kBool && arg.find('=') == std::string::npos;
+    if (takes_next && i + 1 < args.size()) globals->push_back(args[++i]);
+  }
+  return kept;
+}
+
+// A --help among a verb's arguments (before a "--").
+bool AsksForHelp(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--") return false;
+    if (arg == "--help" || arg == "-h") return true;
+  }
+  return false;
+}
+
+int Run(const std::vector<std::string>& args) {
+  const VerbSpec global = GlobalSpec();
+  const std::vector<Command> commands = AllCommands();
+  ParseOutcome globals = ParseArgs(global, args, ParseMode::kUntilPositional);
+  if (!globals.ok()) return UsageError(globals.error);
+  const ParsedArgs& flags = globals.args;
+  if (flags.Has("version")) {
+    std::cout << "oxide-csi-ctl " << kVersion << "\n";
+    return kExitOk;
+  }
+  const std::vector<std::string> rest = flags.rest;  // a copy: `globals` may be parsed again
+  const bool help = flags.Has("help") || AsksForHelp(rest);
+  if (rest.empty()) {
+    if (help) {
+      PrintMainHelp(std::cout, global, Specs(commands));
+      return kExitOk;
+    }
+    return UsageError("expected <group> <verb> (see oxide-csi-ctl --help)");
+  }
+
+  const std::string& group = rest[0];
+  std::vector<std::string> groups;
+  std::vector<std::string> verbs;
+  for (const Command& command : commands) {
+    if (std::find(groups.begin(), groups.end(), command.spec.group) == groups.end()) {
+      groups.push_back(command.spec.group);
+    }
+    if (command.spec.group == group) verbs.push_back(command.spec.verb);
+  }
+  if (verbs.empty()) {
+    return UsageError("unknown group \"" + group + "\"; the groups: " + Names(groups));
+  }
+  if (rest.size() == 1 || rest[1].rfind("-", 0) == 0) {
+    if (help) {
+      PrintVerbsHelp(std::cout, Specs(commands, group));
+      return kExitOk;
+    }
+    return UsageError(group + ": missing <verb>; the " + group + " verbs: " + Names(verbs));
+  }
+  const std::string& verb = rest[1];
+  auto command = std::find_if(commands.begin(), commands.end(), [&](const Command& c) {
+    return c.spec.group == group && c.spec.verb == verb;
+  });
+  if (command == commands.end()) {
+    return UsageError("unknown verb \"" + group + " " + verb + "\"; the " + group +
+                      " verbs: " + Names(verbs));
+  }
+  if (help) {
+    PrintVerbsHelp(std::cout, {command->spec});
+    return kExitOk;
+  }
+  std::vector<std::string> late_globals;
+  ParseOutcome parsed = ParseArgs(
+      command->spec,
+      TakeGlobalFlags(global, command->spec, std::vector<std::string>(rest.begin() + 2, rest.end()),
+                      &late_globals));
+  if (!parsed.ok()) return UsageError(parsed.error);
+  if (!late_globals.empty()) {
+    std::vector<std::string> all_globals(args.begin(),
+                                         args.end() - static_cast<std::ptrdiff_t>(rest.size()));
+    all_globals.insert(all_globals.end(), late_globals.begin(), late_globals.end());
+    globals = ParseArgs(global, all_globals, ParseMode::kUntilPositional);
+    if (!globals.ok()) return UsageError(globals.error);
+  }
+
+  CliContext context;
+  if (flags.Has("output")) {
+    context.output = flags.Get("output") == "json" ? OutputFormat::kJson : OutputFormat::kText;
+  }
+  if (flags.Has("timeout")) {
+    context.timeout = std::chrono::seconds(flags.Number("timeout"));
+  }
+  const char* env_endpoint = std::getenv("CSI_ENDPOINT");
+  context.endpoint = flags.Get("endpoint", env_endpoint != nullptr ? env_endpoint : "");
+  if (context.endpoint.empty()) {
+    return UsageError("no endpoint: pass --endpoint unix:///PATH or set CSI_ENDPOINT");
+  }
+  auto socket_path = SocketPathFromEndpoint(context.endpoint);
+  if (!socket_path.ok()) return UsageError("--endpoint: " + socket_path.status().message());
+  context.socket_path = *socket_path;
+  context.verb = &command->spec;
+  context.channel = grpc::CreateChannel("unix:" + *socket_path, grpc::InsecureChannelCredentials());
+  return command->run(context, parsed.args);
+}
+
+}  // namespace
 }  // namespace oxide::cli
 
 int main(int argc, char** argv) {
-  return oxide::cli::Main(argc, argv);
+  try {
+    return oxide::cli::Run(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::exception& error) {
+    std::cerr << "error: " << error.what() << "\n";
+  } catch (...) {
+    std::cerr << "error: an unexpected failure\n";
+  }
+  return oxide::cli::kExitRpcError;
 }

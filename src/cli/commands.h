@@ -1,22 +1,21 @@
-// The verbs of oxide-csi-ctl, grouped by CSI service. Each service file registers its verbs in
-// a table; cli_main dispatches "<service> <verb> [args]" to them.
+// The verbs of oxide-csi-ctl, grouped by CSI service. Each service file declares its verbs (a
+// VerbSpec: arguments, flags, help) beside the function that runs them; cli_main parses
+// "<group> <verb> [args]" against the declaration and runs the verb. Single-threaded CLI.
 #pragma once
 
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
+#include "cli/arg_parser.h"
 #include "cli/cli_context.h"
+#include "cli/verb_spec.h"
 
 namespace oxide::cli {
 
 struct Command {
-  std::string service;  // "identity", "controller", "node", "snapshot"
-  std::string verb;
-  std::string usage;  // arguments, e.g. "<volume-id>"
-  std::string help;
-  std::function<int(const CliContext&, const std::vector<std::string>& args)> run;
+  VerbSpec spec;
+  std::function<int(const CliContext&, const ParsedArgs&)> run;
 };
 
 std::vector<Command> IdentityCommands();

@@ -4,8 +4,9 @@
 #include <optional>
 
 #include "cli/commands.h"
-#include "cli/verb_args.h"
+#include "cli/verb_output.h"
 #include "csi.grpc.pb.h"
+#include "csi/volume_request.h"
 
 namespace oxide::cli {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 using csi::v1::Controller;
 using csi::v1::VolumeCapability;
 
-VolumeCapability Capability(const VerbArgs& args) {
+VolumeCapability Capability(const ParsedArgs& args) {
   VolumeCapability capability;
   if (args.Has("block")) {
     capability.mutable_block();
@@ -26,15 +27,17 @@ VolumeCapability Capability(const VerbArgs& args) {
   return capability;
 }
 
-int Create(const CliContext& context, const std::vector<std::string>& raw) {
-  VerbArgs args = Parse(raw);
-  if (args.positional.size() != 1) return Usage("controller create needs <name>");
+int Create(const CliContext& context, const ParsedArgs& args) {
   csi::v1::CreateVolumeRequest request;
   request.set_name(args.positional[0]);
   if (args.Has("size-gib")) {
-    request.mutable_capacity_range()->set_required_bytes(std::stoll(args.Get("size-gib")) << 30);
+    request.mutable_capacity_range()->set_required_bytes(
+        static_cast<int64_t>(args.Number("size-gib") * csi_adapter::kGiB));
   }
-  if (args.Has("block-size")) (*request.mutable_parameters())["blockSize"] = args.Get("block-size");
+  if (args.Has("block-size")) {
+    (*request.mutable_parameters())[csi_adapter::kBlockSizeParameter] =
+        std::to_string(args.Number("block-size"));
+  }
   if (args.Has("from-snapshot")) {
     request.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(
         args.Get("from-snapshot"));
@@ -54,9 +57,7 @@ int Create(const CliContext& context, const std::vector<std::string>& raw) {
   });
 }
 
-int Delete(const CliContext& context, const std::vector<std::string>& raw) {
-  VerbArgs args = Parse(raw);
-  if (args.positional.size() != 1) return Usage("controller delete needs <volume-id>");
+int Delete(const CliContext& context, const ParsedArgs& args) {
   csi::v1::DeleteVolumeRequest request;
   request.set_volume_id(args.positional[0]);
   csi::v1::DeleteVolumeResponse response;
@@ -65,9 +66,7 @@ int Delete(const CliContext& context, const std::vector<std::string>& raw) {
   return Print(context, status, response, [] { std::cout << "deleted\n"; });
 }
 
-int Publish(const CliContext& context, const std::vector<std::string>& raw) {
-  VerbArgs args = Parse(raw);
-  if (args.positional.size() != 2) return Usage("controller publish needs <volume-id> <node-id>");
+int Publish(const CliContext& context, const ParsedArgs& args) {
   csi::v1::ControllerPublishVolumeRequest request;
   request.set_volume_id(args.positional[0]);
   request.set_node_id(args.positional[1]);
@@ -81,11 +80,7 @@ int Publish(const CliContext& context, const std::vector<std::string>& raw) {
   });
 }
 
-int Unpublish(const CliContext& context, const std::vector<std::string>& raw) {
-  VerbArgs args = Parse(raw);
-  if (args.positional.empty() || args.positional.size() > 2) {
-    return Usage("controller unpublish needs <volume-id> [<node-id>]");
-  }
+int Unpublish(const CliContext& context, const ParsedArgs& args) {
   csi::v1::ControllerUnpublishVolumeRequest request;
   request.set_volume_id(args.positional[0]);
   if (args.positional.size() == 2) request.set_node_id(args.positional[1]);
@@ -95,27 +90,28 @@ int Unpublish(const CliContext& context, const std::vector<std::string>& raw) {
   return Print(context, status, response, [] { std::cout << "unpublished\n"; });
 }
 
-void PrintVolumeLine(const csi::v1::Volume& volume, const std::string& nodes,
+void PrintVolumeLine(const csi::v1::Volume& volume,
+                     const google::protobuf::RepeatedPtrField<std::string>& node_ids,
                      const std::string& condition) {
+  std::string nodes;
+  for (const std::string& node : node_ids)
+    nodes += (nodes.empty() ? "" : ", ") + node;
   std::cout << volume.volume_id() << "  " << (volume.capacity_bytes() >> 30) << " GiB  "
             << volume.volume_context().at("diskName") << "  nodes=[" << nodes << "]"
             << (condition.empty() ? "" : "  " + condition) << "\n";
 }
 
-int List(const CliContext& context, const std::vector<std::string>& raw) {
-  VerbArgs args = Parse(raw);
+int List(const CliContext& context, const ParsedArgs& args) {
   csi::v1::ListVolumesRequest request;
-  if (args.Has("max")) request.set_max_entries(std::stoi(args.Get("max")));
+  if (args.Has("max")) request.set_max_entries(static_cast<int32_t>(args.Number("max")));
   request.set_starting_token(args.Get("token"));
   csi::v1::ListVolumesResponse response;
   auto status = Controller::NewStub(context.channel)
                     ->ListVolumes(context.NewCall().get(), request, &response);
   return Print(context, status, response, [&] {
+    if (response.entries().empty()) std::cout << "(no volumes)\n";
     for (const auto& entry : response.entries()) {
-      std::string nodes;
-      for (const auto& node : entry.status().published_node_ids())
-        nodes += node;
-      PrintVolumeLine(entry.volume(), nodes,
+      PrintVolumeLine(entry.volume(), entry.status().published_node_ids(),
                       entry.status().volume_condition().abnormal()
                           ? "ABNORMAL: " + entry.status().volume_condition().message()
                           : "");
@@ -125,25 +121,19 @@ int List(const CliContext& context, const std::vector<std::string>& raw) {
   });
 }
 
-int Get(const CliContext& context, const std::vector<std::string>& raw) {
-  VerbArgs args = Parse(raw);
-  if (args.positional.size() != 1) return Usage("controller get needs <volume-id>");
+int Get(const CliContext& context, const ParsedArgs& args) {
   csi::v1::ControllerGetVolumeRequest request;
   request.set_volume_id(args.positional[0]);
   csi::v1::ControllerGetVolumeResponse response;
   auto status = Controller::NewStub(context.channel)
                     ->ControllerGetVolume(context.NewCall().get(), request, &response);
   return Print(context, status, response, [&] {
-    std::string nodes;
-    for (const auto& node : response.status().published_node_ids())
-      nodes += node;
-    PrintVolumeLine(response.volume(), nodes, response.status().volume_condition().message());
+    PrintVolumeLine(response.volume(), response.status().published_node_ids(),
+                    response.status().volume_condition().message());
   });
 }
 
-int Validate(const CliContext& context, const std::vector<std::string>& raw) {
-  VerbArgs args = Parse(raw);
-  if (args.positional.size() != 1) return Usage("controller validate needs <volume-id>");
+int Validate(const CliContext& context, const ParsedArgs& args) {
   csi::v1::ValidateVolumeCapabilitiesRequest request;
   request.set_volume_id(args.positional[0]);
   *request.add_volume_capabilities() = Capability(args);
@@ -156,7 +146,7 @@ int Validate(const CliContext& context, const std::vector<std::string>& raw) {
   });
 }
 
-int Capacity(const CliContext& context, const std::vector<std::string>&) {
+int Capacity(const CliContext& context, const ParsedArgs&) {
   csi::v1::GetCapacityRequest request;
   csi::v1::GetCapacityResponse response;
   auto status = Controller::NewStub(context.channel)
@@ -168,7 +158,7 @@ int Capacity(const CliContext& context, const std::vector<std::string>&) {
   });
 }
 
-int Capabilities(const CliContext& context, const std::vector<std::string>&) {
+int Capabilities(const CliContext& context, const ParsedArgs&) {
   csi::v1::ControllerGetCapabilitiesResponse response;
   auto status = Controller::NewStub(context.channel)
                     ->ControllerGetCapabilities(context.NewCall().get(), {}, &response);
@@ -181,25 +171,89 @@ int Capabilities(const CliContext& context, const std::vector<std::string>&) {
   });
 }
 
+// The capability every volume verb sends (mount with a file system, or raw block).
+std::vector<FlagSpec> CapabilityFlags() {
+  FlagSpec block = BoolFlag("block", "A raw block device instead of a file system.");
+  block.conflicts_with = {"fs-type"};
+  return {block,
+          StringFlag("fs-type", "FS", "The file system: ext4 (the default) or xfs.", "fs_type"),
+          BoolFlag("readonly", "Read-only access (SINGLE_NODE_READER_ONLY).", "readonly")};
+}
+
+std::vector<FlagSpec> With(std::vector<FlagSpec> flags, const std::vector<FlagSpec>& more) {
+  flags.insert(flags.end(), more.begin(), more.end());
+  return flags;
+}
+
+const PositionalSpec kVolumeId{.name = "volume-id", .field = "volume_id"};
+
 }  // namespace
 
 std::vector<Command> ControllerCommands() {
-  const std::string cap = " [--block | --fs-type=ext4|xfs] [--readonly]";
+  constexpr uint64_t kMaxDiskGiB = csi_adapter::kMaxDiskBytes / csi_adapter::kGiB;
+  constexpr uint64_t kMaxEntries = 2147483647;  // max_entries is an int32
+  const FlagSpec page_token = StringFlag(
+      "token", "T", "Start at this page (the next_token of the previous page).", "starting_token");
+  FlagSpec from_snapshot =
+      StringFlag("from-snapshot", "ID", "Restore this snapshot.", "snapshot_id");
+  from_snapshot.conflicts_with = {"from-volume"};
+  const FlagSpec max_entries = NumberFlag("max", "N", 1, kMaxEntries, "entries",
+                                          "At most N entries per page.", "max_entries");
   return {
-      {"controller", "create",
-       "<name> [--size-gib=N] [--block-size=N] [--from-snapshot=ID | --from-volume=ID]" + cap,
-       "CreateVolume: make (or find) the volume for this CSI name, blank, restored or cloned",
+      {{.group = "controller",
+        .verb = "create",
+        .help = "CreateVolume: make (or find) the volume for this CSI name, blank, restored from "
+                "a snapshot or cloned from a volume.",
+        .positionals = {{.name = "name"}},
+        .flags = With(
+            {NumberFlag("size-gib", "N", 1, kMaxDiskGiB, "GiB",
+                        "The size; without it the plugin's default size.", "required_bytes"),
+             NumberFlag("block-size", "N", 512, 4096, "bytes",
+                        "The disk's block size: 512, 2048 or 4096.", "blockSize"),
+             from_snapshot, StringFlag("from-volume", "ID", "Clone this volume.", "volume_id")},
+            CapabilityFlags())},
        Create},
-      {"controller", "delete", "<volume-id>", "DeleteVolume", Delete},
-      {"controller", "publish", "<volume-id> <node-id>" + cap,
-       "ControllerPublishVolume: attach to the Oxide instance <node-id>", Publish},
-      {"controller", "unpublish", "<volume-id> [<node-id>]",
-       "ControllerUnpublishVolume: detach (from whichever instance without <node-id>)", Unpublish},
-      {"controller", "list", "[--max=N] [--token=T]", "ListVolumes", List},
-      {"controller", "get", "<volume-id>", "ControllerGetVolume", Get},
-      {"controller", "validate", "<volume-id>" + cap, "ValidateVolumeCapabilities", Validate},
-      {"controller", "capacity", "", "GetCapacity", Capacity},
-      {"controller", "capabilities", "", "ControllerGetCapabilities", Capabilities},
+      {{.group = "controller",
+        .verb = "delete",
+        .help = "DeleteVolume: delete the volume (refused while it is attached).",
+        .positionals = {kVolumeId}},
+       Delete},
+      {{.group = "controller",
+        .verb = "publish",
+        .help = "ControllerPublishVolume: attach the volume to the Oxide instance <node-id>.",
+        .positionals = {kVolumeId, {.name = "node-id", .field = "node_id"}},
+        .flags = CapabilityFlags()},
+       Publish},
+      {{.group = "controller",
+        .verb = "unpublish",
+        .help = "ControllerUnpublishVolume: detach the volume (from whichever instance has it "
+                "when <node-id> is not given).",
+        .positionals = {kVolumeId, {.name = "node-id", .optional = true, .field = "node_id"}}},
+       Unpublish},
+      {{.group = "controller",
+        .verb = "list",
+        .help = "ListVolumes: every volume of the project, its size, disk and instances.",
+        .flags = {max_entries, page_token}},
+       List},
+      {{.group = "controller",
+        .verb = "get",
+        .help = "ControllerGetVolume: one volume and its condition.",
+        .positionals = {kVolumeId}},
+       Get},
+      {{.group = "controller",
+        .verb = "validate",
+        .help = "ValidateVolumeCapabilities: whether the volume can be used this way.",
+        .positionals = {kVolumeId},
+        .flags = CapabilityFlags()},
+       Validate},
+      {{.group = "controller",
+        .verb = "capacity",
+        .help = "GetCapacity: the space left in the project and the largest volume."},
+       Capacity},
+      {{.group = "controller",
+        .verb = "capabilities",
+        .help = "ControllerGetCapabilities: the Controller calls the plugin serves."},
+       Capabilities},
   };
 }
 

@@ -1,3 +1,5 @@
+// oxide-csi-ctl identity verbs: info, capabilities and probe, each one CSI Identity call.
+// Single-threaded CLI.
 #include <iostream>
 
 #include "cli/commands.h"
@@ -6,7 +8,7 @@
 namespace oxide::cli {
 namespace {
 
-int Info(const CliContext& context, const std::vector<std::string>&) {
+int Info(const CliContext& context, const ParsedArgs&) {
   auto stub = csi::v1::Identity::NewStub(context.channel);
   csi::v1::GetPluginInfoResponse response;
   grpc::Status status = stub->GetPluginInfo(context.NewCall().get(), {}, &response);
@@ -25,7 +27,7 @@ int Info(const CliContext& context, const std::vector<std::string>&) {
   return kExitOk;
 }
 
-int Capabilities(const CliContext& context, const std::vector<std::string>&) {
+int Capabilities(const CliContext& context, const ParsedArgs&) {
   auto stub = csi::v1::Identity::NewStub(context.channel);
   csi::v1::GetPluginCapabilitiesResponse response;
   grpc::Status status = stub->GetPluginCapabilities(context.NewCall().get(), {}, &response);
@@ -49,7 +51,7 @@ int Capabilities(const CliContext& context, const std::vector<std::string>&) {
   return kExitOk;
 }
 
-int Probe(const CliContext& context, const std::vector<std::string>&) {
+int Probe(const CliContext& context, const ParsedArgs&) {
   auto stub = csi::v1::Identity::NewStub(context.channel);
   csi::v1::ProbeResponse response;
   grpc::Status status = stub->Probe(context.NewCall().get(), {}, &response);
@@ -68,9 +70,16 @@ int Probe(const CliContext& context, const std::vector<std::string>&) {
 
 std::vector<Command> IdentityCommands() {
   return {
-      {"identity", "info", "", "GetPluginInfo: driver name, version, manifest", Info},
-      {"identity", "capabilities", "", "GetPluginCapabilities", Capabilities},
-      {"identity", "probe", "", "Probe: exit 0 when the plugin is ready", Probe},
+      {{.group = "identity",
+        .verb = "info",
+        .help = "GetPluginInfo: driver name, version, manifest."},
+       Info},
+      {{.group = "identity",
+        .verb = "capabilities",
+        .help = "GetPluginCapabilities: the services and features the plugin offers."},
+       Capabilities},
+      {{.group = "identity", .verb = "probe", .help = "Probe: exit 0 when the plugin is ready."},
+       Probe},
   };
 }
 

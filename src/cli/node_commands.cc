@@ -11,88 +11,32 @@ namespace {
 
 using csi::v1::VolumeCapability;
 
-// The flags of the node verbs: --name value or --name=value; switches take no value.
-struct NodeFlags {
-  std::map<std::string, std::string> values;
-  std::vector<std::pair<std::string, std::string>> publish_context;
-  std::vector<std::pair<std::string, std::string>> volume_context;
-  std::vector<std::string> mount_flags;
-  bool block = false;
-  bool readonly = false;
-  std::string error;
-
-  std::string Get(const std::string& name) const {
-    auto it = values.find(name);
-    return it == values.end() ? "" : it->second;
-  }
-};
-
-NodeFlags ParseFlags(const std::vector<std::string>& args) {
-  NodeFlags flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i];
-    if (name.rfind("--", 0) != 0) {
-      flags.error = "unexpected argument " + name;
-      return flags;
-    }
-    name = name.substr(2);
-    std::string value;
-    bool has_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    if (name == "block" || name == "readonly") {
-      (name == "block" ? flags.block : flags.readonly) = true;
-      continue;
-    }
-    if (!has_value) {
-      if (i + 1 >= args.size()) {
-        flags.error = "--" + name + " needs a value";
-        return flags;
-      }
-      value = args[++i];
-    }
-    if (name == "publish-context" || name == "volume-context") {
-      auto eq = value.find('=');
-      if (eq == std::string::npos) {
-        flags.error = "--" + name + " takes key=value";
-        return flags;
-      }
-      (name == "publish-context" ? flags.publish_context : flags.volume_context)
-          .emplace_back(value.substr(0, eq), value.substr(eq + 1));
-    } else if (name == "mount-flag") {
-      flags.mount_flags.push_back(value);
-    } else if (name == "volume-id" || name == "staging-path" || name == "target-path" ||
-               name == "fs-type" || name == "access-mode" || name == "volume-path") {
-      flags.values[name] = value;
-    } else {
-      flags.error = "unknown flag --" + name;
-      return flags;
-    }
-  }
-  return flags;
-}
-
 int Usage(const std::string& message) {
-  std::cerr << "oxide-csi-ctl: " << message << " (see --help)\n";
+  std::cerr << "error: " << message << "\n";
   return kExitUsage;
 }
 
-bool FillCapability(const NodeFlags& flags, VolumeCapability* capability, std::string* error) {
-  if (flags.block) {
+// The two halves of a --publish-context / --volume-context KEY=VALUE (the parser checked the '=').
+std::string Key(const std::string& pair) {
+  return pair.substr(0, pair.find('='));
+}
+std::string Value(const std::string& pair) {
+  return pair.substr(pair.find('=') + 1);
+}
+
+bool FillCapability(const ParsedArgs& flags, VolumeCapability* capability, std::string* error) {
+  if (flags.Has("block")) {
     capability->mutable_block();
   } else {
     capability->mutable_mount()->set_fs_type(flags.Get("fs-type"));
-    for (const std::string& flag : flags.mount_flags) {
+    for (const std::string& flag : flags.All("mount-flag")) {
       capability->mutable_mount()->add_mount_flags(flag);
     }
   }
   std::string mode = flags.Get("access-mode");
   VolumeCapability::AccessMode::Mode parsed = VolumeCapability::AccessMode::SINGLE_NODE_WRITER;
   if (!mode.empty() && !VolumeCapability::AccessMode::Mode_Parse(mode, &parsed)) {
-    *error = "--access-mode " + mode + " is not a CSI access mode (e.g. SINGLE_NODE_WRITER)";
+    *error = "--access-mode: \"" + mode + "\" is not a CSI access mode (e.g. SINGLE_NODE_WRITER)";
     return false;
   }
   capability->mutable_access_mode()->set_mode(parsed);
@@ -111,7 +55,7 @@ int Done(const CliContext& context, const grpc::Status& status,
   return kExitOk;
 }
 
-int Info(const CliContext& context, const std::vector<std::string>&) {
+int Info(const CliContext& context, const ParsedArgs&) {
   auto stub = csi::v1::Node::NewStub(context.channel);
   csi::v1::NodeGetInfoResponse response;
   grpc::Status status = stub->NodeGetInfo(context.NewCall().get(), {}, &response);
@@ -130,7 +74,7 @@ int Info(const CliContext& context, const std::vector<std::string>&) {
   return kExitOk;
 }
 
-int Capabilities(const CliContext& context, const std::vector<std::string>&) {
+int Capabilities(const CliContext& context, const ParsedArgs&) {
   auto stub = csi::v1::Node::NewStub(context.channel);
   csi::v1::NodeGetCapabilitiesResponse response;
   grpc::Status status = stub->NodeGetCapabilities(context.NewCall().get(), {}, &response);
@@ -148,7 +92,7 @@ int Capabilities(const CliContext& context, const std::vector<std::string>&) {
 
 // Fills the fields `Request` has from the verb's flags; false (with `error`) on a usage error.
 template <typename Request>
-bool FillRequest(const NodeFlags& flags, Request* request, std::string* error) {
+bool FillRequest(const ParsedArgs& flags, Request* request, std::string* error) {
   request->set_volume_id(flags.Get("volume-id"));
   if constexpr (requires { request->set_staging_target_path(""); }) {
     request->set_staging_target_path(flags.Get("staging-path"));
@@ -160,13 +104,15 @@ bool FillRequest(const NodeFlags& flags, Request* request, std::string* error) {
     request->set_volume_path(flags.Get("volume-path").empty() ? flags.Get("target-path")
                                                               : flags.Get("volume-path"));
   }
-  if constexpr (requires { request->set_readonly(true); }) request->set_readonly(flags.readonly);
+  if constexpr (requires { request->set_readonly(true); }) {
+    request->set_readonly(flags.Has("readonly"));
+  }
   if constexpr (requires { request->mutable_publish_context(); }) {
-    for (const auto& [key, value] : flags.publish_context) {
-      (*request->mutable_publish_context())[key] = value;
+    for (const std::string& pair : flags.All("publish-context")) {
+      (*request->mutable_publish_context())[Key(pair)] = Value(pair);
     }
-    for (const auto& [key, value] : flags.volume_context) {
-      (*request->mutable_volume_context())[key] = value;
+    for (const std::string& pair : flags.All("volume-context")) {
+      (*request->mutable_volume_context())[Key(pair)] = Value(pair);
     }
   }
   if constexpr (requires { request->mutable_volume_capability(); }) {
@@ -177,11 +123,9 @@ bool FillRequest(const NodeFlags& flags, Request* request, std::string* error) {
 
 // A verb whose answer is empty: parse, fill, call, print "ok".
 template <typename Request, typename Response>
-int Call(const CliContext& context, const std::vector<std::string>& args,
+int Call(const CliContext& context, const ParsedArgs& flags,
          grpc::Status (csi::v1::Node::Stub::*method)(grpc::ClientContext*, const Request&,
                                                      Response*)) {
-  NodeFlags flags = ParseFlags(args);
-  if (!flags.error.empty()) return Usage(flags.error);
   Request request;
   std::string error;
   if (!FillRequest(flags, &request, &error)) return Usage(error);
@@ -191,22 +135,20 @@ int Call(const CliContext& context, const std::vector<std::string>& args,
               response);
 }
 
-int Stage(const CliContext& context, const std::vector<std::string>& args) {
+int Stage(const CliContext& context, const ParsedArgs& args) {
   return Call(context, args, &csi::v1::Node::Stub::NodeStageVolume);
 }
-int Unstage(const CliContext& context, const std::vector<std::string>& args) {
+int Unstage(const CliContext& context, const ParsedArgs& args) {
   return Call(context, args, &csi::v1::Node::Stub::NodeUnstageVolume);
 }
-int Publish(const CliContext& context, const std::vector<std::string>& args) {
+int Publish(const CliContext& context, const ParsedArgs& args) {
   return Call(context, args, &csi::v1::Node::Stub::NodePublishVolume);
 }
-int Unpublish(const CliContext& context, const std::vector<std::string>& args) {
+int Unpublish(const CliContext& context, const ParsedArgs& args) {
   return Call(context, args, &csi::v1::Node::Stub::NodeUnpublishVolume);
 }
 
-int Stats(const CliContext& context, const std::vector<std::string>& args) {
-  NodeFlags flags = ParseFlags(args);
-  if (!flags.error.empty()) return Usage(flags.error);
+int Stats(const CliContext& context, const ParsedArgs& flags) {
   csi::v1::NodeGetVolumeStatsRequest request;
   std::string error;
   if (!FillRequest(flags, &request, &error)) return Usage(error);
@@ -229,22 +171,64 @@ int Stats(const CliContext& context, const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+VerbSpec NodeVerb(std::string verb, std::string help, std::vector<FlagSpec> flags) {
+  return {
+      .group = "node", .verb = std::move(verb), .help = std::move(help), .flags = std::move(flags)};
+}
+
 }  // namespace
 
 std::vector<Command> NodeCommands() {
-  const std::string capability =
-      " [--fs-type ext4|xfs | --block] [--mount-flag F]... [--access-mode MODE]"
-      " [--publish-context k=v]... [--volume-context k=v]...";
+  const FlagSpec volume_id = RequiredFlag("volume-id", "ID", "The volume.", "volume_id");
+  const FlagSpec staging_path = RequiredFlag(
+      "staging-path", "PATH", "Where the volume is staged (a directory).", "staging_target_path");
+  const FlagSpec target_path = RequiredFlag(
+      "target-path", "PATH", "Where the volume is published for a pod.", "target_path");
+  FlagSpec access_mode =
+      StringFlag("access-mode", "MODE", "A CSI access mode (default SINGLE_NODE_WRITER).",
+                 "volume_capability.access_mode");
+  FlagSpec mount_flag = StringFlag("mount-flag", "F", "A mount option.", "mount_flags");
+  mount_flag.repeated = true;
+  FlagSpec block = BoolFlag("block", "A raw block device instead of a file system.");
+  block.conflicts_with = {"fs-type", "mount-flag"};
+  const std::vector<FlagSpec> capability = {
+      StringFlag("fs-type", "FS", "The file system: ext4 or xfs.", "fs_type"),
+      block,
+      mount_flag,
+      access_mode,
+      KeyValueFlag("publish-context", "From controller publish (diskName=...).", "publish_context"),
+      KeyValueFlag("volume-context", "From controller create.", "volume_context")};
+  auto with_capability = [&](std::vector<FlagSpec> flags) {
+    flags.insert(flags.end(), capability.begin(), capability.end());
+    return flags;
+  };
+  const FlagSpec readonly = BoolFlag("readonly", "Publish read-only.", "readonly");
+  FlagSpec volume_path =
+      StringFlag("volume-path", "PATH", "The published or staged path to measure.", "volume_path");
+  volume_path.required = true;
   return {
-      {"node", "info", "", "NodeGetInfo: node id, volume limit, topology", Info},
-      {"node", "capabilities", "", "NodeGetCapabilities", Capabilities},
-      {"node", "stage", "--volume-id ID --staging-path P" + capability, "NodeStageVolume", Stage},
-      {"node", "unstage", "--volume-id ID --staging-path P", "NodeUnstageVolume", Unstage},
-      {"node", "publish",
-       "--volume-id ID --staging-path P --target-path T [--readonly]" + capability,
-       "NodePublishVolume", Publish},
-      {"node", "unpublish", "--volume-id ID --target-path T", "NodeUnpublishVolume", Unpublish},
-      {"node", "stats", "--volume-id ID --volume-path P", "NodeGetVolumeStats", Stats},
+      {NodeVerb("info", "NodeGetInfo: node id, volume limit, topology.", {}), Info},
+      {NodeVerb("capabilities", "NodeGetCapabilities: the Node calls the plugin serves.", {}),
+       Capabilities},
+      {NodeVerb("stage",
+                "NodeStageVolume: find the attached disk, format it if blank, mount it "
+                "at the staging path.",
+                with_capability({volume_id, staging_path})),
+       Stage},
+      {NodeVerb("unstage", "NodeUnstageVolume: unmount the staging path.",
+                {volume_id, staging_path}),
+       Unstage},
+      {NodeVerb("publish", "NodePublishVolume: bind-mount the staged volume at the target path.",
+                with_capability({volume_id, staging_path, target_path, readonly})),
+       Publish},
+      {NodeVerb("unpublish", "NodeUnpublishVolume: unmount the target path.",
+                {volume_id, target_path}),
+       Unpublish},
+      {NodeVerb("stats",
+                "NodeGetVolumeStats: bytes and inodes used and free, and the volume's "
+                "condition.",
+                {volume_id, volume_path}),
+       Stats},
   };
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -42,6 +43,35 @@ Status ParseInt(const char* flag, const std::string& text, int min, int max, int
                              " and " + std::to_string(max));
   }
   *out = value;
+  return Status::Ok();
+}
+
+// A duration: a whole number with a unit, ms, s, m or h ("500ms", "60s", "2m"); "0" alone is
+// zero. At most `max`.
+Status ParseDuration(const char* flag, const std::string& text, std::chrono::milliseconds max,
+                     std::chrono::milliseconds* out) {
+  const Status bad =
+      Invalid(flag, "\"" + text + "\" is not a duration such as 500ms, 60s, 2m or 1h (at most " +
+                        std::to_string(max.count() / 1000) + "s)");
+  int64_t number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || number < 0 || end == text.data()) return bad;
+  const std::string unit(end, text.data() + text.size());
+  int64_t unit_ms = 0;
+  if (unit == "ms")
+    unit_ms = 1;
+  else if (unit == "s")
+    unit_ms = 1000;
+  else if (unit == "m")
+    unit_ms = 60'000;
+  else if (unit == "h")
+    unit_ms = 3'600'000;
+  else if (unit.empty() && number == 0)
+    unit_ms = 1;
+  else
+    return bad;
+  if (number > max.count() / unit_ms) return bad;
+  *out = std::chrono::milliseconds(number * unit_ms);
   return Status::Ok();
 }
 
@@ -173,12 +203,26 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseInt("shutdown-grace-seconds", v, 0, 3600, 10, &s.shutdown_grace_seconds);
        }},
+      {"probe-oxide-grace", "OXIDE_CSI_PROBE_OXIDE_GRACE", "DURATION", "60s",
+       "controller: how long Oxide may fail to answer (connection errors, 5xx) before Probe "
+       "reports not ready; 0 reports it at once (units ms, s, m, h)",
+       [](Settings& s, const std::string& v) {
+         return ParseDuration("probe-oxide-grace", v, std::chrono::hours(24), &s.probe_oxide_grace);
+       }},
       {"rpc-spin-us", nullptr, "N", "50",
        "after handling gRPC events, poll N microseconds for the next before sleeping (lower "
        "latency at light load for more CPU)",
        [](Settings& s, const std::string& v) {
          return ParseInt("rpc-spin-us", v, 0, 1000, 10, &s.rpc_spin_us);
        }},
+      {"journal-prune", nullptr, "on|off", "on",
+       "BENCHMARKS: off keeps every finished journal entry (no pruning, no compaction)",
+       [](Settings& s, const std::string& v) {
+         if (v != "on" && v != "off") return Invalid("journal-prune", "must be on or off");
+         s.journal_prune = v == "on";
+         return Status::Ok();
+       },
+       true},
       {"topology-zone", nullptr, "NAME", "default",
        "value reported for the topology key topology.csi.oxide.computer/zone",
        [](Settings& s, const std::string& v) {

@@ -28,9 +28,8 @@ void NodeInstances::Resolve(const std::string& node_id, backend::Done<std::strin
         return done(NotFound("node " + node_id + " does not exist: there is no instance named " +
                              name + " in the project"));
       }
-      return done(Status(instance.status().code(), "cannot look up instance " + name + " (node " +
-                                                       node_id +
-                                                       "): " + instance.status().message()));
+      return done(instance.status().WithMessage("cannot look up instance " + name + " (node " +
+                                                node_id + "): " + instance.status().message()));
     }
     Remember(instance->id, instance->name);
     done(instance->id);

@@ -1,27 +1,69 @@
 #include "engine/oxide_credentials_check.h"
 
+#include <algorithm>
+#include <ctime>
+
 #include "util/log.h"
 
 namespace oxide::engine {
 
 namespace {
 constexpr const char* kRejected = "Oxide rejects the API token";
+constexpr int kUnauthorized = 401;
+
+// No answer from Oxide itself: the request did not get through, or what answered is not well
+// (5xx: a proxy with no Oxide behind it, or Oxide failing). Anything else is an answer.
+bool NoAnswer(const backend::HttpResponse& response) {
+  return response.transport_error != backend::TransportError::kNone || response.status == 0 ||
+         response.status >= 500;
+}
+
+std::string Seconds(std::chrono::milliseconds span) {
+  return std::to_string(span.count() / 1000) + "s";
+}
 }  // namespace
 
+std::string Rfc3339Utc(int64_t wall_ms) {
+  const std::time_t seconds = static_cast<std::time_t>(wall_ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
 OxideCredentialsCheck::OxideCredentialsCheck(Clock* clock, backend::OxideClient* oxide,
+                                             std::chrono::milliseconds grace,
                                              std::chrono::milliseconds period)
-    : clock_(clock), oxide_(oxide), period_(period) {
+    : clock_(clock), oxide_(oxide), grace_(grace), period_(period) {
   oxide_->token().set_observer(this);
+  oxide_->set_answer_observer(this);
 }
 
 OxideCredentialsCheck::~OxideCredentialsCheck() {
   *alive_ = false;
   oxide_->token().set_observer(nullptr);
+  oxide_->set_answer_observer(nullptr);
   if (next_ != 0) clock_->CancelTimer(next_);
+  if (grace_timer_ != 0) clock_->CancelTimer(grace_timer_);
 }
 
 void OxideCredentialsCheck::Start() {
   Check();
+}
+
+Status OxideCredentialsCheck::Health() const {
+  if (token_ == TokenState::kRejected)
+    return FailedPrecondition(std::string(kRejected) + ": " + rejected_why_);
+  if (!project_.ok()) return project_;
+  if (OutagePastGrace())
+    return Unavailable("cannot reach the Oxide API since " + Rfc3339Utc(outage_since_wall_ms_));
+  return Status::Ok();
+}
+
+bool OxideCredentialsCheck::OutagePastGrace() const {
+  if (!outage_since_) return false;
+  return grace_.count() == 0 || clock_->Now() - *outage_since_ > grace_;
 }
 
 void OxideCredentialsCheck::TokenReplaced() {
@@ -29,20 +71,83 @@ void OxideCredentialsCheck::TokenReplaced() {
     check_again_ = true;  // the check under way may have sent the old token
     return;
   }
-  if (next_ != 0) clock_->CancelTimer(next_);
-  next_ = 0;
-  Check();
+  ScheduleCheck(std::chrono::milliseconds(0));
 }
 
+// The transport reloaded the token source after a 401 and it still holds the refused token. The
+// same final 401 reaches OxideAnswered too; either way it is a suspicion for the check to decide.
 void OxideCredentialsCheck::TokenRejected() {
-  Rejected(oxide_->token().can_refresh()
-               ? "a call was answered 401 Unauthorized, and the token file still holds that token"
-               : "a call was answered 401 Unauthorized");
+  if (checking_ || token_ == TokenState::kRejected) return;
+  token_ = TokenState::kSuspect;
+  RecheckWithin(std::chrono::milliseconds(0));
+}
+
+void OxideCredentialsCheck::OxideAnswered(const backend::HttpResponse& response) {
+  if (NoAnswer(response)) {
+    if (!outage_since_) OutageStarted();
+    return;
+  }
+  if (outage_since_) OutageEnded();
+  // A 401 to the check's own request is the check's to judge (its callback runs next); one to
+  // another call while the check is under way is not confirmed by it when the check succeeds.
+  if (response.status == kUnauthorized) TokenRejected();
+}
+
+void OxideCredentialsCheck::OutageStarted() {
+  outage_since_ = clock_->Now();
+  outage_since_wall_ms_ = clock_->WallMillis();
+  outage_reported_ = false;
+  log::Debug("Oxide does not answer", {{"grace", Seconds(grace_)}});
+  auto report = [this] {
+    outage_reported_ = true;
+    log::Warn("cannot reach the Oxide API: Probe reports not ready",
+              {{"since", Rfc3339Utc(outage_since_wall_ms_)}, {"grace", Seconds(grace_)}});
+  };
+  if (grace_.count() == 0) {
+    report();
+  } else {
+    grace_timer_ = clock_->StartTimer(grace_ + std::chrono::milliseconds(1), [this, report] {
+      grace_timer_ = 0;
+      if (outage_since_ && !outage_reported_) report();
+    });
+  }
+  RecheckWithin(backoff_);  // recovery is noticed even when no call comes
+}
+
+void OxideCredentialsCheck::OutageEnded() {
+  // Info when the outage was reported (Probe said not ready), debug for a blip inside the grace.
+  const log::Level level = outage_reported_ ? log::Level::kInfo : log::Level::kDebug;
+  if (log::Enabled(level))
+    log::Write(level, "Oxide answers again", {{"since", Rfc3339Utc(outage_since_wall_ms_)}});
+  outage_since_.reset();
+  outage_reported_ = false;
+  if (grace_timer_ != 0) clock_->CancelTimer(grace_timer_);
+  grace_timer_ = 0;
 }
 
 void OxideCredentialsCheck::Rejected(const std::string& why) {
-  if (health_.ok()) log::Error(kRejected, {{"error", why}});
-  health_ = FailedPrecondition(std::string(kRejected) + ": " + why);
+  if (token_ != TokenState::kRejected) log::Error(kRejected, {{"error", why}});
+  token_ = TokenState::kRejected;
+  rejected_why_ = why;
+}
+
+bool OxideCredentialsCheck::NeedsRecheck() const {
+  return token_ != TokenState::kAccepted || outage_since_.has_value();
+}
+
+void OxideCredentialsCheck::RecheckWithin(std::chrono::milliseconds delay) {
+  if (checking_) return;  // Checked() schedules the next one from what it learnt
+  if (next_ != 0 && next_due_ <= clock_->Now() + delay) return;
+  ScheduleCheck(delay);
+}
+
+void OxideCredentialsCheck::ScheduleCheck(std::chrono::milliseconds delay) {
+  if (next_ != 0) clock_->CancelTimer(next_);
+  next_due_ = clock_->Now() + delay;
+  next_ = clock_->StartTimer(delay, [this] {
+    next_ = 0;
+    Check();
+  });
 }
 
 void OxideCredentialsCheck::Check() {
@@ -51,38 +156,36 @@ void OxideCredentialsCheck::Check() {
     if (!*alive) return;
     StatusCode code = user.status().code();
     if (user.ok()) {
-      CheckProject();
+      const bool recovering = token_ == TokenState::kRejected || !project_.ok();
+      token_ = TokenState::kAccepted;
+      CheckProject(recovering);
       return;
-    } else if (code == StatusCode::kUnauthenticated || code == StatusCode::kPermissionDenied) {
-      Rejected(user.status().message());
-    } else if (!warned_unreachable_) {
-      log::Warn("cannot reach the Oxide API to check the token",
-                {{"error", user.status().message()}});
-      warned_unreachable_ = true;
     }
+    if (code == StatusCode::kUnauthenticated || code == StatusCode::kPermissionDenied)
+      Rejected(user.status().message());
+    // Otherwise Oxide did not answer (OxideAnswered noted the outage): the token stays as it was.
     Checked();
   });
 }
 
 // The token works; the project must exist and be visible to the token's user too.
-void OxideCredentialsCheck::CheckProject() {
-  oxide_->GetProject(oxide_->project(), [this, alive = alive_](StatusOr<backend::Project> project) {
-    if (!*alive) return;
-    if (project.ok() || project.status().code() != StatusCode::kFailedPrecondition) {
-      if (!health_.ok() || warned_unreachable_)
-        log::Info("Oxide accepts the API token and the project again");
-      health_ = Status::Ok();
-      warned_unreachable_ = false;
-      if (!project.ok()) {
-        log::Warn("cannot check the Oxide project", {{"error", project.status().message()}});
-      }
-    } else {
-      if (health_.ok())
-        log::Error("the Oxide project is missing", {{"error", project.status().message()}});
-      health_ = project.status();
-    }
-    Checked();
-  });
+void OxideCredentialsCheck::CheckProject(bool recovering) {
+  oxide_->GetProject(
+      oxide_->project(), [this, alive = alive_, recovering](StatusOr<backend::Project> project) {
+        if (!*alive) return;
+        if (project.ok() || project.status().code() != StatusCode::kFailedPrecondition) {
+          if (recovering) log::Info("Oxide accepts the API token and the project again");
+          project_ = Status::Ok();
+          if (!project.ok()) {
+            log::Warn("cannot check the Oxide project", {{"error", project.status().message()}});
+          }
+        } else {
+          if (project_.ok())
+            log::Error("the Oxide project is missing", {{"error", project.status().message()}});
+          project_ = project.status();
+        }
+        Checked();
+      });
 }
 
 void OxideCredentialsCheck::Checked() {
@@ -92,10 +195,13 @@ void OxideCredentialsCheck::Checked() {
     Check();
     return;
   }
-  next_ = clock_->StartTimer(period_, [this] {
-    next_ = 0;
-    Check();
-  });
+  if (NeedsRecheck()) {
+    ScheduleCheck(backoff_);
+    backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+    return;
+  }
+  backoff_ = kFirstBackoff;
+  ScheduleCheck(period_);
 }
 
 }  // namespace oxide::engine

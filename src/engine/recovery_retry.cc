@@ -14,7 +14,9 @@ void RetryRecoveryLater(DelayedTasks& delayed, const store::OperationRow& entry,
             {{object.first, object.second},
              {"operation", entry.kind},
              {"error", error.message()},
-             {"retry_in_ms", std::to_string(delay.count())}});
+             {"oxide_operation", error.oxide_operation()},
+             {"oxide_request_id", error.oxide_request_id()},
+             {"retry_in_ms", log::Num(static_cast<int64_t>(delay.count()))}});
   const auto next = std::min(delay * 2, max);
   delayed.RunAfter(delay, [retry = std::move(retry), next] { retry(next); });
 }

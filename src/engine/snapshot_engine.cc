@@ -50,6 +50,9 @@ store::SnapshotRow RowFromSnapshot(const Snapshot& snapshot, const std::string& 
 struct SnapshotEngine::Job {
   SnapshotSpec spec;
   int64_t op_id = 0;
+  // The id the local row recorded for a snapshot Oxide no longer has, when this create makes a
+  // new one under the same name (logged with the new id once Oxide has it).
+  std::string vanished_snapshot_id;
 };
 
 // One CreateSnapshot call's answer: given once, by whichever comes first.
@@ -184,6 +187,7 @@ void SnapshotEngine::StartCreate(const SnapshotSpec& spec) {
                      .polls = 0});
   }
   bool known = row && !row->snapshot_id.empty();
+  if (known) job->vanished_snapshot_id = row->snapshot_id;  // cleared if Oxide still has it
   commit_->WhenDurable([this, alive = alive_, job, known](Status committed) {
     if (!*alive) return;
     if (!committed.ok()) return tracker_.Finish(job->spec.snapshot_name, committed);
@@ -218,6 +222,7 @@ void SnapshotEngine::Adopt(const JobPtr& job, const Status& post_error) {
       job->spec.snapshot_name, [this, alive = alive_, job, post_error](StatusOr<Snapshot> found) {
         if (!*alive) return;
         if (found.ok()) {
+          job->vanished_snapshot_id.clear();  // not vanished: Oxide has it
           Status matches = Matches(job->spec, *found);
           return matches.ok() ? Accept(job, *found) : Fail(job, matches);
         }
@@ -234,6 +239,13 @@ void SnapshotEngine::Adopt(const JobPtr& job, const Status& post_error) {
 
 void SnapshotEngine::Accept(const JobPtr& job, const Snapshot& snapshot) {
   const std::string key = job->spec.snapshot_name;
+  if (!job->vanished_snapshot_id.empty() && job->vanished_snapshot_id != snapshot.id) {
+    log::Warn("re-creating snapshot: its earlier snapshot vanished from Oxide",
+              {{"snapshot_name", job->spec.co_name},
+               {"old_snapshot_id", job->vanished_snapshot_id},
+               {"snapshot_id", snapshot.id},
+               {"source_volume_id", job->spec.source_volume_id}});
+  }
   tracker_.Alias(key, snapshot.id);
   store::SnapshotRow row = RowFromSnapshot(snapshot, job->spec.co_name);
   snapshots_->Put(row);

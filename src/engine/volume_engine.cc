@@ -14,6 +14,12 @@
 namespace oxide::engine {
 namespace {
 
+// The log field naming a journal entry's key: a create's entry is keyed by the disk name (the
+// volume id does not exist yet), every other entry by the volume id.
+std::pair<const char*, std::string> KeyField(const store::OperationRow& entry) {
+  return {entry.kind == "create" ? "disk_name" : "volume_id", entry.volume};
+}
+
 using backend::Disk;
 using nlohmann::json;
 
@@ -242,6 +248,7 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) 
         if (!found.ok() && found.status().code() == StatusCode::kNotFound &&
             create_error.code() == StatusCode::kNotFound) {
           // Recorded as made, but gone: make it again.
+          if (job->before) job->vanished_volume_id = job->before->volume_id;
           return spec.clone_source.empty() ? SendCreate(job, spec) : TakeCloneSnapshot(job, spec);
         }
         if (!found.ok()) {
@@ -293,6 +300,13 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) 
                                         " already exists as Oxide disk " + disk.name +
                                         " and does not match this request: " + mismatch),
                           kFailed, *row);
+        }
+        if (!job->vanished_volume_id.empty() && job->vanished_volume_id != disk.id) {
+          log::Warn("re-creating volume: its earlier disk vanished from Oxide",
+                    {{"volume_name", spec.co_name},
+                     {"old_volume_id", job->vanished_volume_id},
+                     {"volume_id", disk.id},
+                     {"disk_name", disk.name}});
         }
         Complete(job, disk, kDone, *row);
       });
@@ -541,7 +555,6 @@ void VolumeEngine::Observe(
 
 size_t VolumeEngine::RecoverUnfinished() {
   affinity_.Check("VolumeEngine::RecoverUnfinished");
-  store_->PruneFinished(int64_t{7} * 24 * 3600 * 1000);
   std::vector<store::OperationRow> entries;
   for (store::OperationRow& entry : store_->UnfinishedOperations()) {
     // Snapshot operations are the SnapshotEngine's.
@@ -586,7 +599,7 @@ void VolumeEngine::Recover(const store::OperationRow& entry,
       return FinishRecovery(entry, kRolledBack, std::nullopt, key);
     }
     if (!disk.ok() && disk.status().code() != StatusCode::kNotFound) {
-      return RetryRecoveryLater(delayed_, entry, {"volume_id", key}, disk.status(), retry_delay,
+      return RetryRecoveryLater(delayed_, entry, KeyField(entry), disk.status(), retry_delay,
                                 options_.recovery_retry_max,
                                 [this, entry](auto next) { Recover(entry, next); });
     }
@@ -604,7 +617,7 @@ void VolumeEngine::Recover(const store::OperationRow& entry,
     }
     StatusOr<store::VolumeRow> reported = RowAfterReport(*disk, co_name, StateOf(before));
     if (!reported.ok()) {
-      return RetryRecoveryLater(delayed_, entry, {"volume_id", key}, reported.status(), retry_delay,
+      return RetryRecoveryLater(delayed_, entry, KeyField(entry), reported.status(), retry_delay,
                                 options_.recovery_retry_max,
                                 [this, entry](auto next) { Recover(entry, next); });
     }
@@ -634,19 +647,29 @@ void VolumeEngine::FinishRecovery(const store::OperationRow& entry, const char* 
   if (row) store_->Put(*row);
   store_->FinishOperation(entry.id, journal_state, "reconciled with Oxide");
   metrics::Families().recovery_entries.With({journal_state}).Increment();
-  commit_->WhenDurable([this, alive = alive_, key, id = entry.id, kind = entry.kind, journal_state,
+  // A create's journal key is the disk name; the others' the volume id (KeyField).
+  std::pair<const char*, std::string> key_field = KeyField(entry);
+  std::string volume_id = row ? row->volume_id : "";
+  if (volume_id == key) volume_id.clear();  // already the key field
+  commit_->WhenDurable([this, alive = alive_, key, key_field, volume_id, id = entry.id,
+                        kind = entry.kind, journal_state,
                         state = row ? row->state : "deleted"](Status committed) {
     if (!*alive) return;
     if (!committed.ok()) {
       // Still pending: tried again once the database takes writes.
       log::Warn("could not record the reconciliation of an unfinished operation; trying again",
-                {{"volume_id", key}, {"operation", kind}, {"error", committed.message()}});
+                {{key_field.first, key},
+                 {"volume_id", volume_id},
+                 {"operation", kind},
+                 {"error", committed.message()}});
       tracker_.Finish(key, OperationResult(committed));
       return ReconcileLater(id);
     }
-    log::Info(
-        "reconciled an unfinished operation",
-        {{"volume_id", key}, {"operation", kind}, {"outcome", journal_state}, {"state", state}});
+    log::Info("reconciled an unfinished operation", {{key_field.first, key},
+                                                     {"volume_id", volume_id},
+                                                     {"operation", kind},
+                                                     {"outcome", journal_state},
+                                                     {"state", state}});
     tracker_.Finish(key, Disk{});
   });
 }

@@ -76,6 +76,9 @@ class VolumeEngine {
     Clock::TimePoint give_up;
     std::string temp_snapshot;  // a clone's temporary snapshot, deleted before the job completes
     CreateSpec spec;            // a create's; callbacks read it here rather than keep copies
+    // A create's: the id the local row recorded for a disk Oxide no longer has, when the create
+    // makes a new one under the same name (logged with the new id once Oxide has it).
+    std::string vanished_volume_id;
   };
   using JobPtr = std::shared_ptr<Job>;
 

@@ -1,12 +1,14 @@
 #include "loop/loop_affinity.h"
 
-#include <cstdio>
 #include <cstdlib>
+#include <string>
+
+#include "util/log.h"
 
 namespace oxide {
 
 void LoopAffinity::Violated(const char* what) {
-  std::fprintf(stderr, "%s called off its loop thread\n", what);
+  log::Error(std::string(what) + " called off its loop thread (a bug); aborting");
   std::abort();
 }
 

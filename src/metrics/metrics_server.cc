@@ -1,10 +1,11 @@
 #include "metrics/metrics_server.h"
 
 #include <arpa/inet.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 
 #include <cstring>
+
+#include "metrics/microhttpd_library.h"
 
 namespace oxide::metrics {
 namespace {
@@ -14,14 +15,14 @@ constexpr const char* kTextFormat = "text/plain; version=0.0.4; charset=utf-8";
 MHD_Result Answer(MHD_Connection* connection, unsigned status, const std::string& body,
                   const char* content_type, bool head_only = false) {
   // MHD copies the body (MUST_COPY), so the string may go when this returns.
-  MHD_Response* response = MHD_create_response_from_buffer(
+  MHD_Response* response = Microhttpd().create_response_from_buffer(
       head_only ? 0 : body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
   if (response == nullptr) return MHD_NO;
-  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+  Microhttpd().add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-    MHD_add_response_header(response, "Allow", "GET, HEAD");
-  const MHD_Result queued = MHD_queue_response(connection, status, response);
-  MHD_destroy_response(response);
+    Microhttpd().add_response_header(response, "Allow", "GET, HEAD");
+  const MHD_Result queued = Microhttpd().queue_response(connection, status, response);
+  Microhttpd().destroy_response(response);
   return queued;
 }
 
@@ -74,6 +75,7 @@ MetricsServer::~MetricsServer() {
 }
 
 Status MetricsServer::Start() {
+  if (std::string error; !LoadMicrohttpd(&error)) return FailedPrecondition(error);
   sockaddr_storage address{};
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
   if (options_.host.find(':') != std::string::npos) {
@@ -92,23 +94,23 @@ Status MetricsServer::Start() {
       return FailedPrecondition("--metrics-address: \"" + options_.host +
                                 "\" is not an IPv4 address");
   }
-  daemon_ = MHD_start_daemon(flags, options_.port, nullptr, nullptr, &Internals::OnAccess, this,
-                             MHD_OPTION_SOCK_ADDR, &address, MHD_OPTION_CONNECTION_LIMIT,
-                             options_.connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
-                             options_.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                             options_.max_request_bytes, MHD_OPTION_END);
+  daemon_ = Microhttpd().start_daemon(
+      flags, options_.port, nullptr, nullptr, &Internals::OnAccess, this, MHD_OPTION_SOCK_ADDR,
+      &address, MHD_OPTION_CONNECTION_LIMIT, options_.connection_limit,
+      MHD_OPTION_CONNECTION_TIMEOUT, options_.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      options_.max_request_bytes, MHD_OPTION_END);
   if (daemon_ == nullptr) {
     return FailedPrecondition("cannot serve metrics on " + options_.host + ":" +
                               std::to_string(options_.port) + " (address in use or not local?)");
   }
-  const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
+  const MHD_DaemonInfo* info = Microhttpd().get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
   port_ = info == nullptr ? options_.port : info->port;
   return Status::Ok();
 }
 
 void MetricsServer::Stop() {
   if (daemon_ == nullptr) return;
-  MHD_stop_daemon(daemon_);
+  Microhttpd().stop_daemon(daemon_);
   daemon_ = nullptr;
 }
 

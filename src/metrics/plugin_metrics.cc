@@ -63,6 +63,14 @@ PluginFamilies Build(Registry& r) {
       .commit_failures = r.AddCounter("oxide_csi_store_commit_failures_total",
                                       "State-database transactions that failed (writes undone).")
                              .With({}),
+      .journal_entries_pruned =
+          r.AddCounter("oxide_csi_journal_entries_pruned_total",
+                       "Finished operation-journal entries deleted by the running pruner.")
+              .With({}),
+      .state_db_bytes = r.AddGauge("oxide_csi_state_db_bytes",
+                                   "Size of the state database file after the last compaction "
+                                   "(pages in use and free; the WAL not counted).")
+                            .With({}),
       .loop_turn_duration =
           r.AddHistogram("oxide_csi_loop_turn_duration_seconds",
                          "Time one event-loop turn kept the loop thread busy.", {}, kTurnBuckets)

@@ -32,6 +32,10 @@ struct PluginFamilies {
   Histogram& commit_duration;
   Histogram& commit_batch_size;
   Counter& commit_failures;
+  // Bounded state (store/journal_pruner.h): finished journal entries deleted while running, and
+  // the database file's size after the last compaction (recorded on the loop / store thread).
+  Counter& journal_entries_pruned;
+  Gauge& state_db_bytes;
   // The event loop.
   Histogram& loop_turn_duration;
   // Node operations (recorded on the loop thread when they finish).

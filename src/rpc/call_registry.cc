@@ -61,11 +61,36 @@ void CallRegistry::CallStarted(const char* method) {
   metrics::Families().rpcs_in_flight.With({method}).Add(1);
 }
 
-void CallRegistry::CallEnded(const CallInfo& info, const grpc::Status& status,
-                             const std::string& volume_id, bool delivered, bool counted) {
+log::Level CallRegistry::LevelOf(const char* method, grpc::StatusCode code,
+                                 bool operator_must_fix) {
+  using C = grpc::StatusCode;
+  switch (code) {
+    case C::OK:
+      return IsQuiet(method) ? log::Level::kDebug : log::Level::kInfo;
+    // A bug, or a cause the caller cannot change: someone must look.
+    case C::INTERNAL:
+    case C::UNKNOWN:
+    case C::DATA_LOSS:
+    // Only Oxide answers these (the plugin does not authenticate its callers): the token.
+    case C::UNAUTHENTICATED:
+    case C::PERMISSION_DENIED:
+      return log::Level::kError;
+    default:
+      // Retried by the CO (UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ...) or
+      // the caller's to fix (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION,
+      // OUT_OF_RANGE, ...) — unless the failure was marked as the operator's where it was made.
+      return operator_must_fix ? log::Level::kError : log::Level::kWarn;
+  }
+}
+
+void CallRegistry::CallEnded(const CallInfo& info, const CallRecord& record, bool delivered,
+                             bool counted) {
   auto duration = std::chrono::steady_clock::now() - info.started;
+  // A call cut off by the server's shutdown: its caller got gRPC's UNAVAILABLE, not our answer.
+  const bool cut_off = !delivered && grpc_stopping_;
+  const grpc::StatusCode code = cut_off ? grpc::StatusCode::UNAVAILABLE : record.code;
   metrics::Families()
-      .rpc_duration.With({info.method, CodeName(status.error_code())})
+      .rpc_duration.With({info.method, CodeName(code)})
       .Observe(std::chrono::duration<double>(duration).count());
   if (counted) {
     metrics::Families().rpcs_in_flight.With({info.method}).Add(-1);
@@ -73,22 +98,32 @@ void CallRegistry::CallEnded(const CallInfo& info, const grpc::Status& status,
     ++served_;
     if (in_flight_ == 0 && on_idle_) std::exchange(on_idle_, nullptr)();
   }
-  log::Level level = log::Level::kInfo;
-  if (status.error_code() == grpc::StatusCode::INTERNAL ||
-      status.error_code() == grpc::StatusCode::UNKNOWN) {
-    level = log::Level::kError;
-  } else if (status.ok() && IsQuiet(info.method)) {
-    level = log::Level::kDebug;
-  }
+  const log::Level level =
+      cut_off ? log::Level::kWarn : LevelOf(info.method, code, record.operator_must_fix);
   if (!log::Enabled(level)) return;
-  log::Write(level, status.ok() ? "rpc ok" : "rpc failed",
-             {{"rpc", info.method},
+  std::string error = record.error;
+  if (cut_off) {
+    error =
+        "cut off by the plugin's shutdown (the grace period ended first); the caller got "
+        "UNAVAILABLE and will retry";
+  }
+  const bool ok = code == grpc::StatusCode::OK;
+  log::Write(level, ok ? "rpc ok" : "rpc failed",
+             {{"method", info.method},
               {"request_id", info.request_id},
-              {"volume_id", volume_id},
-              {"code", CodeName(status.error_code())},
-              {"error", status.error_message()},
-              {"duration_ms", log::Millis(duration)},
-              {"delivered", delivered ? "true" : "false"}});
+              {"code", CodeName(code)},
+              {"duration_ms", log::MillisNumber(duration)},
+              {"volume_id", record.volume_id},
+              {"requested_volume_id", record.requested_volume_id},
+              {"volume_name", record.volume_name},
+              {"node_id", record.node_id},
+              {"snapshot_id", record.snapshot_id},
+              {"snapshot_name", record.snapshot_name},
+              {"error", error},
+              {"plugin_code", cut_off && record.code != code ? CodeName(record.code) : ""},
+              {"oxide_operation", record.oxide_operation},
+              {"oxide_request_id", record.oxide_request_id},
+              {"delivered", log::Bool(delivered)}});
 }
 
 }  // namespace oxide::rpc

@@ -29,7 +29,7 @@ CsiServer::CsiServer(EventLoop* loop, CsiHandlers handlers)
       handlers_(std::move(handlers))
 #define OXIDE_INIT_METHOD(service, name) \
       , name##_method_{#name, &service##_service_, \
-                       &csi::v1::service::AsyncService::Request##name, handlers_.name}
+                       &Raw##service##Service::Request##name, handlers_.name}
       OXIDE_CSI_ALL_RPCS(OXIDE_INIT_METHOD)
 #undef OXIDE_INIT_METHOD
 {}
@@ -85,9 +85,9 @@ Status CsiServer::Start(const ServerOptions& options) {
 
 void CsiServer::ListenAll() {
   for (int i = 0; i < options_.listeners_per_method; ++i) {
-#define OXIDE_LISTEN(service, name)                                 \
-  UnaryCall<csi::v1::service::AsyncService, csi::v1::name##Request, \
-            csi::v1::name##Response>::Listen(&name##_method_, &registry_, cq_.get());
+#define OXIDE_LISTEN(service, name)                                                          \
+  UnaryCall<Raw##service##Service, csi::v1::name##Request, csi::v1::name##Response>::Listen( \
+      &name##_method_, &registry_, cq_.get());
     OXIDE_CSI_ALL_RPCS(OXIDE_LISTEN)
 #undef OXIDE_LISTEN
   }
@@ -102,8 +102,8 @@ void CsiServer::Shutdown(std::chrono::milliseconds grace, std::function<void()> 
     return;
   }
   log::Info("shutting down: refusing new calls, waiting for calls in flight",
-            {{"in_flight", std::to_string(registry_.in_flight())},
-             {"grace_ms", std::to_string(grace.count())}});
+            {{"in_flight", log::Num(registry_.in_flight())},
+             {"grace_ms", log::Num(static_cast<int64_t>(grace.count()))}});
   grace_timer_ = new uv_timer_t;
   uv_timer_init(loop_->uv(), grace_timer_);
   grace_timer_->data = this;
@@ -112,7 +112,7 @@ void CsiServer::Shutdown(std::chrono::milliseconds grace, std::function<void()> 
       [](uv_timer_t* timer) {
         auto* self = static_cast<CsiServer*>(timer->data);
         log::Warn("grace period over: cancelling the calls still in flight",
-                  {{"in_flight", std::to_string(self->registry_.in_flight())}});
+                  {{"in_flight", log::Num(self->registry_.in_flight())}});
         self->StopGrpcServer();
       },
       static_cast<uint64_t>(grace.count()), 0);
@@ -131,6 +131,7 @@ void CsiServer::StopGrpcServer() {
   // enough for a call that raced the shutdown to be refused, then connections are closed.
   // It blocks, and calls end on the loop thread, so it runs on a thread of its own.
   auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(200);
+  registry_.GrpcStopping();
   stopper_ = std::thread([this, deadline] {
     server_->Shutdown(deadline);
     loop_->Post([this] { CloseQueue(); });
@@ -149,7 +150,7 @@ void CsiServer::AfterQueueDrained() {
     if (stopper_.joinable()) stopper_.join();
     pump_.reset();
     RemoveSocketFile(options_.socket_path);
-    log::Info("server stopped", {{"calls_served", std::to_string(registry_.served())}});
+    log::Info("server stopped", {{"calls_served", log::Num(registry_.served())}});
     if (done_) {
       auto done = std::move(done_);
       done();

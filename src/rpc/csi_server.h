@@ -30,6 +30,19 @@ struct ServerOptions {
   std::chrono::microseconds pump_spin{50};
 };
 
+// The three CSI services with every method raw (requests and answers as grpc::ByteBuffer; see
+// rpc/unary_call.h): csi::v1::S::WithRawMethod_A<WithRawMethod_B<...<csi::v1::S::Service>>>.
+#define OXIDE_RAW_OPEN(service, name) csi::v1::service::WithRawMethod_##name <
+#define OXIDE_RAW_CLOSE(service, name) >
+using RawIdentityService = OXIDE_CSI_IDENTITY_RPCS(OXIDE_RAW_OPEN) csi::v1::Identity::Service
+    OXIDE_CSI_IDENTITY_RPCS(OXIDE_RAW_CLOSE);
+using RawControllerService = OXIDE_CSI_CONTROLLER_RPCS(OXIDE_RAW_OPEN) csi::v1::Controller::Service
+    OXIDE_CSI_CONTROLLER_RPCS(OXIDE_RAW_CLOSE);
+using RawNodeService = OXIDE_CSI_NODE_RPCS(OXIDE_RAW_OPEN) csi::v1::Node::Service
+    OXIDE_CSI_NODE_RPCS(OXIDE_RAW_CLOSE);
+#undef OXIDE_RAW_OPEN
+#undef OXIDE_RAW_CLOSE
+
 class CsiServer {
  public:
   CsiServer(EventLoop* loop, CsiHandlers handlers);
@@ -58,12 +71,12 @@ class CsiServer {
   ServerOptions options_;
 
   // Named after the CSI service so that the X-macros can find them.
-  csi::v1::Identity::AsyncService Identity_service_;
-  csi::v1::Controller::AsyncService Controller_service_;
-  csi::v1::Node::AsyncService Node_service_;
+  RawIdentityService Identity_service_;
+  RawControllerService Controller_service_;
+  RawNodeService Node_service_;
 
-#define OXIDE_DECLARE_METHOD(service, name)                                                    \
-  UnaryMethod<csi::v1::service::AsyncService, csi::v1::name##Request, csi::v1::name##Response> \
+#define OXIDE_DECLARE_METHOD(service, name)                                           \
+  UnaryMethod<Raw##service##Service, csi::v1::name##Request, csi::v1::name##Response> \
       name##_method_;
   OXIDE_CSI_ALL_RPCS(OXIDE_DECLARE_METHOD)
 #undef OXIDE_DECLARE_METHOD

@@ -45,26 +45,49 @@ void CommitThread::Submit(WriteBatch batch) {
   if (wake) work_.notify_one();
 }
 
+void CommitThread::RunWhenIdle(std::function<void(sqlite3*)> task) {
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wake = queue_.empty() && idle_tasks_.empty() && !committing_;
+    idle_tasks_.push_back(std::move(task));
+  }
+  if (wake) work_.notify_one();
+}
+
 void CommitThread::WaitIdle() {
   std::unique_lock<std::mutex> lock(mutex_);
-  idle_.wait(lock, [this] { return queue_.empty() && !committing_; });
+  idle_.wait(lock, [this] { return queue_.empty() && idle_tasks_.empty() && !committing_; });
 }
 
 void CommitThread::Loop() {
   std::vector<WriteBatch> batches;
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    work_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stop_, and nothing left to commit
-    batches.swap(queue_);
-    committing_ = true;
-    lock.unlock();
-    CommitOutcome outcome = Commit(batches);
-    batches.clear();
-    on_done_(std::move(outcome));
-    lock.lock();
+    work_.wait(lock, [this] { return stop_ || !queue_.empty() || !idle_tasks_.empty(); });
+    if (!queue_.empty()) {
+      batches.swap(queue_);
+      committing_ = true;
+      lock.unlock();
+      CommitOutcome outcome = Commit(batches);
+      batches.clear();
+      on_done_(std::move(outcome));
+      lock.lock();
+    } else if (stop_) {
+      idle_tasks_.clear();
+      idle_.notify_all();
+      return;  // nothing left to commit
+    } else {
+      // Idle: batches first, so a task never delays a write that was already waiting.
+      std::function<void(sqlite3*)> task = std::move(idle_tasks_.front());
+      idle_tasks_.erase(idle_tasks_.begin());
+      committing_ = true;
+      lock.unlock();
+      task(db_);
+      lock.lock();
+    }
     committing_ = false;
-    if (queue_.empty()) idle_.notify_all();
+    if (queue_.empty() && idle_tasks_.empty()) idle_.notify_all();
   }
 }
 

@@ -12,7 +12,12 @@
 // then the index), and only a connection that runs the whole COMMIT keeps that logic intact. The
 // loop keeps the state it reads in memory (MirrorTable) and never waits for this thread.
 //
-// Submit() and WaitIdle() from any thread; the constructor and destructor from the owner's thread.
+// Idle work (RunWhenIdle: giving freed pages back, truncating the WAL) runs on the store thread
+// outside any transaction when no batch is queued; a batch that arrives meanwhile waits for that
+// one task only, so each task must be short (bounded chunks).
+//
+// Submit(), RunWhenIdle() and WaitIdle() from any thread; the constructor and destructor from the
+// owner's thread.
 #pragma once
 
 #include <sqlite3.h>
@@ -59,7 +64,11 @@ class CommitThread {
   CommitThread& operator=(const CommitThread&) = delete;
 
   void Submit(WriteBatch batch);
-  // Blocks until every submitted batch is committed and its outcome handed to `on_done`.
+  // Runs `task` on the store thread once no batch is queued, outside any transaction. Tasks still
+  // queued when the thread stops are dropped (they are maintenance, never a write anyone waits on).
+  void RunWhenIdle(std::function<void(sqlite3*)> task);
+  // Blocks until every submitted batch is committed and its outcome handed to `on_done`, and
+  // every idle task has run.
   void WaitIdle();
 
  private:
@@ -75,11 +84,12 @@ class CommitThread {
   Statement begin_, savepoint_, release_, rollback_to_, commit_, rollback_;
 
   std::mutex mutex_;
-  std::condition_variable work_;   // a batch was queued, or stop
-  std::condition_variable idle_;   // the queue drained and no commit runs
-  std::vector<WriteBatch> queue_;  // guarded by mutex_
-  bool committing_ = false;        // guarded by mutex_
-  bool stop_ = false;              // guarded by mutex_
+  std::condition_variable work_;                           // a batch was queued, or stop
+  std::condition_variable idle_;                           // the queue drained and no commit runs
+  std::vector<WriteBatch> queue_;                          // guarded by mutex_
+  std::vector<std::function<void(sqlite3*)>> idle_tasks_;  // guarded by mutex_
+  bool committing_ = false;  // a commit or an idle task runs; guarded by mutex_
+  bool stop_ = false;        // guarded by mutex_
   std::thread thread_;
 };
 

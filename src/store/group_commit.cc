@@ -183,6 +183,11 @@ void GroupCommit::Finish(const CommitOutcome& outcome) {
   }
 }
 
+void GroupCommit::RunWhenIdle(std::function<void(sqlite3*)> task) {
+  affinity_.Check("GroupCommit::RunWhenIdle");
+  thread_->RunWhenIdle(std::move(task));
+}
+
 void GroupCommit::Flush() {
   affinity_.Check("GroupCommit::Flush");
   FlushPending();
@@ -194,6 +199,7 @@ void GroupCommit::FlushPending() {
     thread_->WaitIdle();
     TakeOutcomes();
   }
+  thread_->WaitIdle();  // idle work queued by the callbacks above: done before handle() is read
 }
 
 Status GroupCommit::Health(uint64_t limit_ms) const {

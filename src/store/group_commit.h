@@ -70,8 +70,13 @@ class GroupCommit {
   uint64_t AddBatchListener(std::function<void(uint64_t batch, bool ok)> listener);
   void RemoveBatchListener(uint64_t id);
 
-  // Blocks until everything written so far is committed and the callbacks have run (start-up,
-  // shutdown and tests). Afterwards, until the next write, the loop thread may read db->handle().
+  // Runs `task` on the store thread when no batch is waiting, outside any transaction (file
+  // maintenance: store/file_compaction.h). It must be short: a batch arriving meanwhile waits.
+  void RunWhenIdle(std::function<void(sqlite3*)> task);
+
+  // Blocks until everything written so far is committed, the callbacks have run and the idle
+  // work queued so far is done (start-up, shutdown and tests). Afterwards, until the next write,
+  // the loop thread may read db->handle().
   void Flush();
 
   // FAILED_PRECONDITION when a commit has been running for longer than `limit_ms` (a hung disk).

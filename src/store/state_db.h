@@ -2,6 +2,12 @@
 // versioned schema). Open() runs once at start, where the stores read their tables; then the
 // connection (handle()) belongs to the store thread (GroupCommit), and the loop thread keeps only
 // Health() and NoteCommitResult().
+//
+// Opening never changes a file that is not ours: a database with tables but no `meta` row of
+// ours is refused before anything is written, and all pending migrations run in ONE transaction
+// with their version bumps, so a failure leaves the file as it was. The one step outside that
+// transaction is the switch of an older database to auto_vacuum=INCREMENTAL (a VACUUM, which
+// SQLite cannot run in a transaction; it is atomic on its own). docs/state-database.md.
 #pragma once
 
 #include <sqlite3.h>
@@ -9,7 +15,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "store/migrations.h"
 #include "store/sqlite_handle.h"
 #include "util/status.h"
 
@@ -21,8 +29,11 @@ class StateDb {
   // that no second plugin can share it, checks its integrity and applies pending migrations.
   // Fails with a message naming the file and the reason: corrupt, unwritable, locked, too new.
   // `vfs`: an SQLite VFS name other than the default (tests inject I/O faults this way).
-  static StatusOr<std::unique_ptr<StateDb>> Open(const std::string& path,
-                                                 const char* vfs = nullptr);
+  // `migrations`: the schema to reach; the plugin's own (Migrations()) unless a test passes
+  // another list (a test seam: a shortened list makes an old database, a broken step a failure).
+  static StatusOr<std::unique_ptr<StateDb>> Open(
+      const std::string& path, const char* vfs = nullptr,
+      const std::vector<Migration>* migrations = nullptr);
   ~StateDb();
   StateDb(const StateDb&) = delete;
   StateDb& operator=(const StateDb&) = delete;
@@ -42,12 +53,19 @@ class StateDb {
   const Status& last_commit() const { return last_commit_; }
 
  private:
-  StateDb(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  StateDb(std::string path, sqlite3* db, const std::vector<Migration>* migrations)
+      : path_(std::move(path)), db_(db), migrations_(migrations) {}
   Status Initialize();
+  // Before anything is written: FAILED_PRECONDITION when the file holds tables but no meta row
+  // of ours. Sets *empty when it holds no table at all.
+  Status RefuseForeign(bool* empty);
   Status Migrate();
+  // A database made before auto_vacuum=INCREMENTAL: one VACUUM switches it.
+  Status EnableIncrementalVacuum();
 
   std::string path_;
   sqlite3* db_;
+  const std::vector<Migration>* migrations_;
   dev_t device_ = 0;
   ino_t inode_ = 0;
   int schema_version_ = 0;

@@ -3,7 +3,6 @@
 #include <chrono>
 
 #include "metrics/plugin_metrics.h"
-#include "util/log.h"
 
 namespace oxide::store {
 namespace {
@@ -48,7 +47,6 @@ VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit, std::function<int64_t
   finish_op_ = Statement(h,
                          "UPDATE operations SET state = ?2, outcome = ?3, finished_ms = ?4 "
                          "WHERE id = ?1");
-  prune_ = Statement(h, "DELETE FROM operations WHERE state != 'pending' AND finished_ms < ?1");
   Load(h);
 }
 
@@ -172,6 +170,7 @@ void VolumeStore::FinishOperation(int64_t id, const std::string& state,
   });
   if (const OperationRow* row = unfinished_.Find(id)) CountPending(row->kind, -1);
   unfinished_.Write(batch, id, std::nullopt);
+  if (on_finish_) on_finish_();
 }
 
 void VolumeStore::CountPending(const std::string& kind, int64_t delta) {
@@ -201,18 +200,6 @@ std::optional<OperationRow> VolumeStore::FindUnfinishedOperation(int64_t id) con
   affinity_.Check("VolumeStore::FindUnfinishedOperation");
   const OperationRow* row = unfinished_.Find(id);
   return row ? std::optional<OperationRow>(*row) : std::nullopt;
-}
-
-void VolumeStore::PruneFinished(int64_t age_ms) {
-  affinity_.Check("VolumeStore::PruneFinished");
-  commit_->Write([this, before = wall_ms_() - age_ms](sqlite3* db) {
-    Status pruned = prune_.Bind(1, before).Run(db);
-    if (pruned.ok() && sqlite3_changes(db) > 0) {
-      log::Info("forgot old finished journal entries",
-                {{"count", std::to_string(sqlite3_changes(db))}});
-    }
-    return pruned;
-  });
 }
 
 }  // namespace oxide::store

@@ -42,8 +42,8 @@ struct OperationRow {
 class VolumeStore {
  public:
   // Reads the volumes and the unfinished journal entries into memory (at start, before `commit`
-  // has taken the connection into use). `wall_ms` (default: NowMs) stamps journal entries and
-  // decides which are old enough to prune; a test can pass its ManualClock's WallMillis.
+  // has taken the connection into use). `wall_ms` (default: NowMs) stamps journal entries
+  // (the JournalPruner ages them by it); a test can pass its ManualClock's WallMillis.
   VolumeStore(StateDb* db, GroupCommit* commit, std::function<int64_t()> wall_ms = nullptr);
 
   std::optional<VolumeRow> FindByDiskName(const std::string& disk_name) const;
@@ -59,8 +59,8 @@ class VolumeStore {
   void FinishOperation(int64_t id, const std::string& state, const std::string& outcome);
   std::vector<OperationRow> UnfinishedOperations() const;
   std::optional<OperationRow> FindUnfinishedOperation(int64_t id) const;
-  // Forgets finished operations older than `age_ms` (logs how many once committed).
-  void PruneFinished(int64_t age_ms);
+  // Called after each FinishOperation (the JournalPruner counts finished entries this way).
+  void SetFinishListener(std::function<void()> listener) { on_finish_ = std::move(listener); }
   // OK when the rows were all read at construction; otherwise the plugin must not start. Fixed
   // at construction, so not checked: it is read right after the constructor, on its thread.
   const Status& load_status() const { return load_status_; }
@@ -78,8 +78,9 @@ class VolumeStore {
   int64_t next_operation_id_ = 1;
   std::map<std::string, int64_t> pending_by_kind_;  // kinds are a fixed small set
   std::function<int64_t()> wall_ms_;                // called on the loop thread only
+  std::function<void()> on_finish_;
   // Prepared at start; used by the store thread only afterwards.
-  Statement update_, put_, remove_, begin_op_, finish_op_, prune_;
+  Statement update_, put_, remove_, begin_op_, finish_op_;
   LoopAffinity affinity_;
   BatchListener listener_;  // last: commits what is pending before the statements go
 };

@@ -183,12 +183,16 @@ void Write(Level level, std::string_view message, Fields fields) {
     line += LevelName(level);
     line += "\",\"msg\":";
     AppendRedacted(line, message, secrets, AppendJsonString);
-    for (const auto& [key, value] : fields) {
-      if (value.empty()) continue;
+    for (const Field& field : fields) {
+      if (field.value.empty()) continue;
       line += ',';
-      AppendJsonString(line, key);
+      AppendJsonString(line, field.key);
       line += ':';
-      AppendRedacted(line, value, secrets, AppendJsonString);
+      if (field.number) {
+        line += field.value;  // made by Num/MillisNumber: digits, '-', '.'
+      } else {
+        AppendRedacted(line, field.value, secrets, AppendJsonString);
+      }
     }
     line += "}\n";
   } else {
@@ -198,12 +202,12 @@ void Write(Level level, std::string_view message, Fields fields) {
     line += LevelName(level);
     line += " msg=";
     AppendRedacted(line, message, secrets, AppendTextValue);
-    for (const auto& [key, value] : fields) {
-      if (value.empty()) continue;
+    for (const Field& field : fields) {
+      if (field.value.empty()) continue;
       line += ' ';
-      line += key;
+      line += field.key;
       line += '=';
-      AppendRedacted(line, value, secrets, AppendTextValue);
+      AppendRedacted(line, field.value, secrets, AppendTextValue);
     }
     line += '\n';
   }
@@ -228,6 +232,22 @@ std::string Millis(std::chrono::nanoseconds d) {
   text += static_cast<char>('0' + fraction / 10 % 10);
   text += static_cast<char>('0' + fraction % 10);
   return text;
+}
+
+Number Num(int64_t value) {
+  return {std::to_string(value)};
+}
+Number Num(uint64_t value) {
+  return {std::to_string(value)};
+}
+Number Num(int value) {
+  return {std::to_string(value)};
+}
+Number Bool(bool value) {
+  return {value ? "true" : "false"};
+}
+Number MillisNumber(std::chrono::nanoseconds d) {
+  return {Millis(d)};
 }
 
 }  // namespace oxide::log

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -30,8 +31,32 @@ std::string Redact(std::string text);
 
 bool Enabled(Level level);
 
-// Fields with an empty value are left out of the record.
-using Field = std::pair<std::string_view, std::string>;
+// A field's value that is a JSON number or boolean: written bare in JSON ("duration_ms":24.741,
+// "delivered":true), as is in text.
+struct Number {
+  std::string text;  // already formatted, e.g. "24.741"; never empty
+};
+Number Num(int64_t value);
+Number Num(uint64_t value);
+Number Num(int value);
+// A boolean, written bare in JSON (true/false) and as the same word in text.
+Number Bool(bool value);
+// Milliseconds with microsecond precision, e.g. 24.741 (see Millis).
+Number MillisNumber(std::chrono::nanoseconds d);
+
+// One key and its value. Fields with an empty value are left out of the record.
+struct Field {
+  Field(std::string_view k, std::string v) : key(k), value(std::move(v)) {}
+  Field(std::string_view k, const char* v) : key(k), value(v == nullptr ? "" : v) {}
+  Field(std::string_view k, std::string_view v) : key(k), value(v) {}
+  Field(std::string_view k, Number n) : key(k), value(std::move(n.text)), number(true) {}
+  template <typename First, typename Second>
+  Field(const std::pair<First, Second>& p)  // NOLINT(google-explicit-constructor)
+      : Field(std::string_view(p.first), p.second) {}
+  std::string_view key;
+  std::string value;
+  bool number = false;
+};
 using Fields = std::initializer_list<Field>;
 
 void Write(Level level, std::string_view message, Fields fields = {});

@@ -43,11 +43,42 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   std::string ToString() const;
 
-  bool operator==(const Status&) const = default;
+  // Where the failure came from, for the call's log record (docs/logging.md); never sent to the
+  // caller. Set where the error is made (backend/error_mapping.cc, the Oxide client).
+  //
+  // An operator must fix the cause (a token Oxide rejects, a missing project, quota): the call is
+  // logged at error level whatever its code.
+  bool operator_must_fix() const { return operator_must_fix_; }
+  Status& MarkOperatorMustFix() {
+    operator_must_fix_ = true;
+    return *this;
+  }
+  // The Oxide answer that caused it: its request id (x-request-id) and the API operationId.
+  const std::string& oxide_request_id() const { return oxide_request_id_; }
+  const std::string& oxide_operation() const { return oxide_operation_; }
+  Status& SetOxideRequest(std::string request_id, std::string operation) {
+    oxide_request_id_ = std::move(request_id);
+    oxide_operation_ = std::move(operation);
+    return *this;
+  }
+  // The same failure (code and origin) with another message.
+  Status WithMessage(std::string message) const {
+    Status copy = *this;
+    copy.message_ = std::move(message);
+    return copy;
+  }
+
+  // What the caller sees: the code and the message (not the origin).
+  bool operator==(const Status& other) const {
+    return code_ == other.code_ && message_ == other.message_;
+  }
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  bool operator_must_fix_ = false;
+  std::string oxide_request_id_;
+  std::string oxide_operation_;
 };
 
 inline Status InvalidArgument(std::string m) {

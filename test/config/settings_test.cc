@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "support/temp_dir.h"
 
 namespace oxide {
@@ -42,6 +44,28 @@ TEST(Settings, DefaultsWithOnlyTheRequiredSettings) {
   EXPECT_EQ(s.oxide_project, "k8s");
   EXPECT_EQ(s.instance_id, kInstance);
   EXPECT_EQ(s.advertised_csi_minor, 12);
+  EXPECT_EQ(s.probe_oxide_grace, std::chrono::seconds(60));
+}
+
+TEST(Settings, ProbeOxideGraceTakesADurationFromTheFlagOrTheEnvironment) {
+  auto grace = [](const std::string& flag, const Environment& env) {
+    std::vector<std::string> args = {"--endpoint=unix:///csi/csi.sock"};
+    if (!flag.empty()) args.push_back(flag);
+    auto parsed = ParseCommandLine(args, env);
+    EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+    return parsed.ok() ? parsed->settings.probe_oxide_grace : std::chrono::milliseconds(-1);
+  };
+  using std::chrono::milliseconds;
+  EXPECT_EQ(grace("--probe-oxide-grace=0", ControllerEnv()), milliseconds(0));
+  EXPECT_EQ(grace("--probe-oxide-grace=0s", ControllerEnv()), milliseconds(0));
+  EXPECT_EQ(grace("--probe-oxide-grace=1500ms", ControllerEnv()), milliseconds(1500));
+  EXPECT_EQ(grace("--probe-oxide-grace=90s", ControllerEnv()), milliseconds(90'000));
+  EXPECT_EQ(grace("--probe-oxide-grace=5m", ControllerEnv()), milliseconds(300'000));
+  EXPECT_EQ(grace("--probe-oxide-grace=1h", ControllerEnv()), milliseconds(3'600'000));
+  Environment env = ControllerEnv();
+  env["OXIDE_CSI_PROBE_OXIDE_GRACE"] = "2m";
+  EXPECT_EQ(grace("", env), milliseconds(120'000));
+  EXPECT_EQ(grace("--probe-oxide-grace=10s", env), milliseconds(10'000)) << "the flag wins";
 }
 
 TEST(Settings, EndpointFromEnvironmentAndFlagsOverrideIt) {
@@ -74,6 +98,7 @@ TEST(Settings, HelpListsEverySettingWithItsDefault) {
                            "--log-level",
                            "--log-format",
                            "--shutdown-grace-seconds",
+                           "--probe-oxide-grace",
                            "--oxide-host",
                            "--oxide-project",
                            "--oxide-token-file",
@@ -134,6 +159,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{kEp, "--advertise-csi-version=1.11"}, ControllerEnv(), "one of 1.12, 1.10"},
         BadCase{{kEp, "--shutdown-grace-seconds=-1"}, ControllerEnv(), "--shutdown-grace-seconds"},
         BadCase{{kEp, "--shutdown-grace-seconds=ten"}, ControllerEnv(), "--shutdown-grace-seconds"},
+        BadCase{{kEp, "--probe-oxide-grace=60"}, ControllerEnv(), "--probe-oxide-grace"},
+        BadCase{{kEp, "--probe-oxide-grace=-1s"}, ControllerEnv(), "--probe-oxide-grace"},
+        BadCase{{kEp, "--probe-oxide-grace=1d"}, ControllerEnv(), "--probe-oxide-grace"},
+        BadCase{{kEp, "--probe-oxide-grace=s"}, ControllerEnv(), "--probe-oxide-grace"},
+        BadCase{{kEp, "--probe-oxide-grace=25h"}, ControllerEnv(), "--probe-oxide-grace"},
+        BadCase{{kEp, "--probe-oxide-grace=99999999999999999999h"},
+                ControllerEnv(),
+                "--probe-oxide-grace"},
+        BadCase{{kEp},
+                [] {
+                  Environment env = ControllerEnv();
+                  env["OXIDE_CSI_PROBE_OXIDE_GRACE"] = "soon";
+                  return env;
+                }(),
+                "OXIDE_CSI_PROBE_OXIDE_GRACE"},
         BadCase{{kEp, "--no-such-flag=1"}, ControllerEnv(), "unknown flag --no-such-flag"},
         BadCase{{kEp, "positional"}, ControllerEnv(), "unexpected argument"},
         BadCase{{kEp, "--mode"}, ControllerEnv(), "needs a value"},
@@ -263,6 +303,19 @@ TEST(Settings, KubernetesSourceSettingsFromTheEnvironment) {
   EXPECT_EQ(defaults->settings.kubernetes_host, "");
   // A test setting: accepted, but not listed by --help.
   EXPECT_EQ(HelpText().find("--kubernetes-credentials-dir"), std::string::npos);
+}
+
+TEST(Settings, JournalPruningCanBeTurnedOffForBenchmarksOnly) {
+  auto defaults = ParseCommandLine({kEp, "--mode=node"}, {});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->settings.journal_prune);
+  auto off = ParseCommandLine({kEp, "--mode=node", "--journal-prune=off"}, {});
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->settings.journal_prune);
+  auto bad = ParseCommandLine({kEp, "--mode=node", "--journal-prune=no"}, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("must be on or off"), std::string::npos);
+  EXPECT_EQ(HelpText().find("--journal-prune"), std::string::npos);
 }
 
 TEST(Settings, InstanceIdFromMetadataFile) {

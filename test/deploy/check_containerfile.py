@@ -32,8 +32,8 @@ INVARIANTS = {
 # A library package the image may install ahead of the binaries: while no --binary's --help
 # mentions the feature's flag (the feature has not landed in this tree yet), the package is not
 # reported as one "no binary loads"; once a binary has the flag, the usual rule holds again and
-# the binaries must really load it. (Issue 21: the metrics endpoint links libmicrohttpd.so.12;
-# the Containerfile is changed on a branch of its own, before the C++.)
+# the binaries must really load it. (Issue 21: the metrics endpoint loads libmicrohttpd.so.12;
+# the Containerfile was changed on a branch of its own, before the C++.)
 AHEAD_OF_BINARIES = {"libmicrohttpd12": "--metrics-address"}
 # The node service's tools and the CA bundle; library packages are derived from the binaries.
 RUNTIME_PACKAGES = ["e2fsprogs", "xfsprogs", "util-linux", "mount", "ca-certificates"]

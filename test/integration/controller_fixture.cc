@@ -1,6 +1,11 @@
 #include "controller_fixture.h"
 
+#include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/impl/rpc_method.h>
+#include <grpcpp/support/byte_buffer.h>
 #include <sys/wait.h>
+
+#include "support/wait_until.h"
 
 namespace oxide::testing {
 
@@ -153,6 +158,44 @@ grpc::Status ControllerTest::ProbeAfterLogged(const std::string& record) {
   auto identity = csi::v1::Identity::NewStub(UnixChannel(setup_->socket_path()));
   csi::v1::ProbeResponse response;
   return identity->Probe(Call().get(), {}, &response);
+}
+
+grpc::Status ControllerTest::Probe() {
+  auto identity = csi::v1::Identity::NewStub(UnixChannel(setup_->socket_path()));
+  csi::v1::ProbeResponse response;
+  return identity->Probe(Call().get(), {}, &response);
+}
+
+grpc::Status ControllerTest::SendBytes(const std::string& path, const std::string& wire) {
+  std::shared_ptr<grpc::Channel> channel = UnixChannel(setup_->socket_path());
+  grpc::internal::RpcMethod method(path.c_str(), grpc::internal::RpcMethod::NORMAL_RPC, channel);
+  grpc::Slice slice(wire);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  auto context = Call();
+  return grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+      channel.get(), method, context.get(), request, &response);
+}
+
+grpc::Status ControllerTest::ProbeUntil(grpc::StatusCode code, const std::string& message_part,
+                                        std::chrono::milliseconds limit) {
+  grpc::Status last;
+  WaitUntil(
+      [&] {
+        last = Probe();
+        return last.error_code() == code &&
+               last.error_message().find(message_part) != std::string::npos;
+      },
+      limit, std::chrono::milliseconds(50));
+  return last;
+}
+
+std::string LogLineWith(const std::string& log, const std::string& text) {
+  const size_t at = log.find(text);
+  if (at == std::string::npos) return "";
+  const size_t begin = log.rfind('\n', at) == std::string::npos ? 0 : log.rfind('\n', at) + 1;
+  const size_t end = log.find('\n', at);
+  return log.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
 }  // namespace oxide::testing

@@ -59,6 +59,16 @@ class ControllerTest : public ::testing::Test {
   // Waits for the plugin to log `record` (e.g. the outcome of its start-up checks), then asks
   // Probe once.
   grpc::Status ProbeAfterLogged(const std::string& record);
+  // Asks Probe once.
+  grpc::Status Probe();
+  // Sends `wire`, hand-made bytes, as the request of the csi.v1 method `path` (e.g.
+  // "/csi.v1.Controller/CreateVolume"): what a client that protobuf would stop cannot send.
+  grpc::Status SendBytes(const std::string& path, const std::string& wire);
+  // Asks Probe until its answer has `code` and contains `message_part` (Probe changes on
+  // background checks, so a test waits for the change); returns the last answer. `limit` is a
+  // safety net only.
+  grpc::Status ProbeUntil(grpc::StatusCode code, const std::string& message_part = "",
+                          std::chrono::milliseconds limit = std::chrono::seconds(45));
 
   std::unique_ptr<sim_test::SimProcess> sim_;
   std::unique_ptr<sim_test::HttpClient> api_;
@@ -69,5 +79,8 @@ class ControllerTest : public ::testing::Test {
 
 void ExpectCode(const grpc::Status& status, grpc::StatusCode code,
                 const std::string& message_part = "");
+
+// The first line of `log` that holds `text` (empty when none).
+std::string LogLineWith(const std::string& log, const std::string& text);
 
 }  // namespace oxide::testing

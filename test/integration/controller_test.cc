@@ -443,7 +443,7 @@ TEST_F(SlowAttachDebugLogTest, AnIdInCapitalsIsTheSameVolumeAndIsAbortedWhileBus
   auto first = std::async(std::launch::async, [&] { return Publish(volume.volume_id(), node); });
   // The publish's handler runs in the loop turn that logs its request; the attach then takes
   // 1.5 s in the simulator.
-  ASSERT_TRUE(plugin_->WaitForLog("msg=\"rpc request\" rpc=ControllerPublishVolume",
+  ASSERT_TRUE(plugin_->WaitForLog("msg=\"rpc request\" method=ControllerPublishVolume",
                                   std::chrono::seconds(10)));
   ExpectCode(Unpublish(upper, upper_node), StatusCode::ABORTED,
              "operation ControllerPublishVolume pending for volume " + volume.volume_id());
@@ -714,6 +714,36 @@ TEST_F(ControllerTest, ADiskOfAnotherProjectIsNeverTouched) {
       SqliteQuery(setup_->state_db(), "SELECT id FROM operations WHERE state = 'pending'", &error)
           .empty())
       << error;
+}
+
+}  // namespace
+}  // namespace oxide::testing
+
+namespace oxide::testing {
+namespace {
+
+// Issue 22 item 5: the disk of a volume deleted directly in Oxide; CreateVolume with the same name
+// makes a new one, and the log says so with both ids.
+TEST_F(ControllerTest, ReCreatingAVolumeWhoseDiskVanishedFromOxideLogsBothIds) {
+  const csi::v1::Volume first = MustCreate("pvc-vanished");
+  ASSERT_FALSE(first.volume_id().empty());
+  ASSERT_EQ(api_->del("/v1/disks/" + first.volume_id()).status, 204);
+  const csi::v1::Volume second = MustCreate("pvc-vanished");
+  ASSERT_FALSE(second.volume_id().empty());
+  EXPECT_NE(second.volume_id(), first.volume_id());
+  const std::string warning = "re-creating volume: its earlier disk vanished from Oxide";
+  ASSERT_TRUE(plugin_->WaitForLog(warning)) << plugin_->Log();
+  const std::string line = LogLineWith(plugin_->Log(), warning);
+  EXPECT_NE(line.find("level=warn"), std::string::npos) << line;
+  EXPECT_NE(line.find("old_volume_id=" + first.volume_id()), std::string::npos) << line;
+  EXPECT_NE(line.find("volume_id=" + second.volume_id()), std::string::npos) << line;
+  EXPECT_NE(line.find("pvc-vanished"), std::string::npos) << line;
+}
+
+TEST_F(ControllerTest, CreatingAVolumeThatOxideStillHasLogsNoReCreation) {
+  const csi::v1::Volume first = MustCreate("pvc-still-there");
+  EXPECT_EQ(MustCreate("pvc-still-there").volume_id(), first.volume_id());
+  EXPECT_EQ(plugin_->Log().find("re-creating volume"), std::string::npos) << plugin_->Log();
 }
 
 }  // namespace

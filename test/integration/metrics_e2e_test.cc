@@ -118,6 +118,8 @@ TEST_F(MetricsTest, EveryFamilyIsExposedTheCallsMoveThemAndLabelsStayBounded) {
       {"oxide_csi_store_commit_duration_seconds", "histogram"},
       {"oxide_csi_store_commit_batch_size", "histogram"},
       {"oxide_csi_store_commit_failures_total", "counter"},
+      {"oxide_csi_journal_entries_pruned_total", "counter"},
+      {"oxide_csi_state_db_bytes", "gauge"},
       {"oxide_csi_loop_turn_duration_seconds", "histogram"},
       {"oxide_csi_node_operation_duration_seconds", "histogram"},
       {"oxide_csi_node_mkfs_duration_seconds", "histogram"},

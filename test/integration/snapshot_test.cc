@@ -612,5 +612,23 @@ TEST_F(SlowCsiSnapshotTest, AKilledCloneLeavesNoTemporarySnapshotAfterTheRestart
   EXPECT_TRUE(SimSnapshots().empty());
 }
 
+// Issue 22 item 5: a snapshot deleted directly in Oxide; CreateSnapshot with the same name takes a
+// new one, and the log says so with both ids.
+TEST_F(CsiSnapshotTest, ReTakingASnapshotThatVanishedFromOxideLogsBothIds) {
+  const csi::v1::Volume volume = MustCreate("pvc-snap-vanished-src");
+  const csi::v1::Snapshot first = SnapUntilReady("snap-vanished", volume.volume_id());
+  ASSERT_FALSE(first.snapshot_id().empty());
+  ASSERT_EQ(api_->del("/v1/snapshots/" + first.snapshot_id()).status, 204);
+  const csi::v1::Snapshot second = SnapUntilReady("snap-vanished", volume.volume_id());
+  EXPECT_NE(second.snapshot_id(), first.snapshot_id());
+  const std::string warning = "re-creating snapshot: its earlier snapshot vanished from Oxide";
+  ASSERT_TRUE(plugin_->WaitForLog(warning)) << plugin_->Log();
+  const std::string line = LogLineWith(plugin_->Log(), warning);
+  EXPECT_NE(line.find("level=warn"), std::string::npos) << line;
+  EXPECT_NE(line.find("old_snapshot_id=" + first.snapshot_id()), std::string::npos) << line;
+  EXPECT_NE(line.find(" snapshot_id=" + second.snapshot_id()), std::string::npos) << line;
+  EXPECT_NE(line.find("snap-vanished"), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace oxide::testing

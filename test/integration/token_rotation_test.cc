@@ -49,11 +49,6 @@ class PluginTokenRotationTest : public ControllerTest {
       count += entry.value("status", 0) == status;
     return count;
   }
-  grpc::Status Probe() {
-    auto identity = csi::v1::Identity::NewStub(UnixChannel(setup_->socket_path()));
-    csi::v1::ProbeResponse response;
-    return identity->Probe(Call().get(), {}, &response);
-  }
 
   SecretVolume volume_{kTokenA};
 };
@@ -85,8 +80,9 @@ TEST_F(PluginTokenRotationTest, ARejectedTokenMakesProbeNotReadyUntilTheFileHold
   AcceptTokens({kTokenC});
   ExpectCode(Create(CreateRequest("pvc-rejected")), StatusCode::UNAUTHENTICATED,
              "Oxide did not accept the API token");
-  // The call's 401 was reported before its answer: Probe says so at once.
-  ExpectCode(Probe(), StatusCode::FAILED_PRECONDITION, "Oxide rejects the API token");
+  // The call's 401 makes the token suspect; the check it starts at once confirms it.
+  ExpectCode(ProbeUntil(StatusCode::FAILED_PRECONDITION, "Oxide rejects the API token"),
+             StatusCode::FAILED_PRECONDITION, "Oxide rejects the API token");
   volume_.Swap(kTokenC);
   ASSERT_TRUE(plugin_->WaitForLog("Oxide accepts the API token and the project again"))
       << plugin_->Log();

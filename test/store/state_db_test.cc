@@ -1,12 +1,17 @@
-// The state database on real SQLite files: creation, migrations, exclusive lock, corruption,
-// a schema from the future, and health.
+// The state database on real SQLite files: creation, migrations (atomic, logged, refusing a
+// database that is not ours), incremental vacuum, exclusive lock, corruption, a schema from the
+// future, and health.
 #include "store/state_db.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <vector>
+
 #include "support/temp_dir.h"
+#include "util/log.h"
 
 namespace oxide::store {
 namespace {
@@ -142,6 +147,182 @@ TEST(StateDb, HealthFailsWhenTheFileIsRemovedOrACommitFailed) {
   Status removed = (*db)->Health();
   EXPECT_EQ(removed.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(removed.message().find("removed or replaced"), std::string::npos);
+}
+
+// Log records written while it lives, read back from a file.
+class CapturedLog {
+ public:
+  explicit CapturedLog(const std::string& path) : path_(path) {
+    fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    log::SetOutputFd(fd_);
+  }
+  ~CapturedLog() {
+    log::SetOutputFd(STDERR_FILENO);
+    close(fd_);
+  }
+  // Lines that contain `text`.
+  int Count(const std::string& text) const {
+    std::string all = ReadFile(path_);
+    int lines = 0;
+    size_t start = 0;
+    while (start < all.size()) {
+      size_t end = all.find('\n', start);
+      if (end == std::string::npos) end = all.size();
+      if (all.substr(start, end - start).find(text) != std::string::npos) ++lines;
+      start = end + 1;
+    }
+    return lines;
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+// A database as an older plugin left it: the schema up to `version`, made with plain SQLite
+// (no auto_vacuum, as before this plugin set it), in WAL mode, with one volume row when the
+// schema has the table. Closed, so its WAL is folded back into the file.
+void MakeOldDatabase(const std::string& path, int version) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_TRUE(Exec(raw, "PRAGMA journal_mode=WAL").ok());
+  for (const Migration& m : Migrations()) {
+    if (m.version > version) break;
+    ASSERT_TRUE(
+        Exec(raw, std::string(m.sql) + ";PRAGMA user_version=" + std::to_string(m.version)).ok());
+  }
+  if (version >= 2) {
+    ASSERT_TRUE(Exec(raw,
+                     "INSERT INTO volumes VALUES ('disk-a', 'id-a', 'pvc-a', 1073741824, 4096, "
+                     "'ready', '', 1)")
+                    .ok());
+  }
+  ASSERT_EQ(sqlite3_close(raw), SQLITE_OK);
+}
+
+bool Exists(const std::string& path) {
+  return access(path.c_str(), F_OK) == 0;
+}
+
+TEST(StateDbMigrations, AFreshDatabaseLogsEachMigrationAndUsesIncrementalVacuum) {
+  TempDir dir;
+  std::string path = dir.File("state.db");
+  CapturedLog log(dir.File("log"));
+  auto db = StateDb::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  for (int from = 0; from < StateDb::LatestSchemaVersion(); ++from) {
+    EXPECT_EQ(log.Count("migrated state database from schema " + std::to_string(from) + " to " +
+                        std::to_string(from + 1)),
+              1)
+        << from;
+  }
+  EXPECT_EQ(log.Count("migrated state database"), StateDb::LatestSchemaVersion());
+  EXPECT_EQ(Pragma(**db, "auto_vacuum"), "2") << "INCREMENTAL, set before the first table";
+  EXPECT_EQ(log.Count("switched to incremental vacuum"), 0) << "a new file needs no VACUUM";
+}
+
+TEST(StateDbMigrations, AVersionTwoDatabaseIsUpgradedWithOneLineAStepAndIncrementalVacuum) {
+  TempDir dir;
+  std::string path = dir.File("state.db");
+  MakeOldDatabase(path, 2);
+  CapturedLog log(dir.File("log"));
+  auto db = StateDb::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ((*db)->schema_version(), StateDb::LatestSchemaVersion());
+  EXPECT_EQ(log.Count("migrated state database"), StateDb::LatestSchemaVersion() - 2);
+  for (int from = 2; from < StateDb::LatestSchemaVersion(); ++from) {
+    EXPECT_EQ(log.Count("migrated state database from schema " + std::to_string(from) + " to " +
+                        std::to_string(from + 1)),
+              1)
+        << from;
+  }
+  EXPECT_EQ(Pragma(**db, "auto_vacuum"), "2");
+  EXPECT_EQ(log.Count("switched to incremental vacuum"), 1);
+  {
+    Statement kept((*db)->handle(), "SELECT co_name FROM volumes WHERE disk_name = 'disk-a'");
+    ASSERT_EQ(kept.Step(), SQLITE_ROW);
+    EXPECT_EQ(kept.ColumnText(0), "pvc-a");
+  }
+  // Once switched, a later start neither migrates nor vacuums again.
+  db->reset();
+  CapturedLog again(dir.File("log2"));
+  auto reopened = StateDb::Open(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ(again.Count("migrated state database"), 0);
+  EXPECT_EQ(again.Count("switched to incremental vacuum"), 0);
+}
+
+TEST(StateDbMigrations, AForeignDatabaseIsRefusedBeforeAnyChange) {
+  TempDir dir;
+  std::string path = dir.File("other.db");
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    ASSERT_TRUE(Exec(raw,
+                     "CREATE TABLE volumes (id INTEGER PRIMARY KEY, name TEXT);"
+                     "CREATE TABLE owners (name TEXT);"
+                     "INSERT INTO volumes VALUES (1, 'mine');")
+                    .ok());
+    ASSERT_EQ(sqlite3_close(raw), SQLITE_OK);
+  }
+  const std::string before = ReadFile(path);
+  CapturedLog log(dir.File("log"));
+  auto db = StateDb::Open(path);
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().code(), StatusCode::kFailedPrecondition);
+  const std::string& message = db.status().message();
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  EXPECT_NE(message.find("not an oxide-csi-plugin state database"), std::string::npos) << message;
+  EXPECT_NE(message.find("owners, volumes"), std::string::npos) << message;
+  EXPECT_EQ(ReadFile(path), before) << "the file was changed";
+  EXPECT_FALSE(Exists(path + "-wal"));
+  EXPECT_EQ(log.Count("migrated"), 0);
+
+  // A `meta` table that is not ours is no different.
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    ASSERT_TRUE(Exec(raw,
+                     "CREATE TABLE meta (key TEXT, value TEXT);"
+                     "INSERT INTO meta VALUES ('created_by', 'someone else')")
+                    .ok());
+    ASSERT_EQ(sqlite3_close(raw), SQLITE_OK);
+  }
+  const std::string with_meta = ReadFile(path);
+  auto again = StateDb::Open(path);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("meta, owners, volumes"), std::string::npos)
+      << again.status().message();
+  EXPECT_EQ(ReadFile(path), with_meta);
+}
+
+TEST(StateDbMigrations, AFailingMigrationLeavesTheFileExactlyAsItWas) {
+  TempDir dir;
+  std::string path = dir.File("state.db");
+  MakeOldDatabase(path, 2);
+  const std::string before = ReadFile(path);
+  // A test seam: the plugin's migrations plus one that fails (its table exists already), so
+  // 3..latest succeed inside the transaction and must be undone with it.
+  std::vector<Migration> broken = Migrations();
+  const int failing = StateDb::LatestSchemaVersion() + 1;
+  broken.push_back({failing, "a broken step", "CREATE TABLE volumes (x INTEGER)"});
+  CapturedLog log(dir.File("log"));
+  {
+    auto db = StateDb::Open(path, nullptr, &broken);
+    ASSERT_FALSE(db.ok());
+    EXPECT_EQ(db.status().code(), StatusCode::kFailedPrecondition);
+    const std::string& message = db.status().message();
+    EXPECT_NE(message.find("to " + std::to_string(failing) + " (a broken step) failed"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("left as it was, at schema 2"), std::string::npos) << message;
+  }
+  EXPECT_EQ(log.Count("migrated"), 0) << "nothing was committed, so nothing is logged";
+  EXPECT_EQ(ReadFile(path), before) << "the file was changed";
+  // And the real plugin still upgrades it.
+  auto db = StateDb::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ((*db)->schema_version(), StateDb::LatestSchemaVersion());
 }
 
 }  // namespace

@@ -5,51 +5,20 @@
 #include <gtest/gtest.h>
 #include <uv.h>
 
-#include "store/group_commit.h"
 #include "store/snapshot_store.h"
-#include "support/manual_clock.h"
-#include "support/temp_dir.h"
+#include "store_fixture.h"
 
 namespace oxide::store {
 namespace {
 
 using testing::TempDir;
 
-class VolumeStoreTest : public ::testing::Test {
+class VolumeStoreTest : public StoreFileTest {
  protected:
   void SetUp() override {
-    uv_loop_init(&loop_);
-    auto opened = StateDb::Open(dir_.File("state.db"));
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    db_ = std::move(*opened);
-    commit_ = std::make_unique<GroupCommit>(&loop_, db_.get());
-    store_ = std::make_unique<VolumeStore>(db_.get(), commit_.get(), WallMs());
+    StoreFileTest::SetUp();
+    MakeVolumeStore();
   }
-  // The journal's timestamps come from `clock_`, which a test moves on to age entries.
-  std::function<int64_t()> WallMs() {
-    return [this] { return clock_.WallMillis(); };
-  }
-  void TearDown() override {
-    store_.reset();
-    commit_.reset();
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    ASSERT_EQ(uv_loop_close(&loop_), 0);
-  }
-  // Commits everything written so far; the database may be read afterwards.
-  void Durable() { commit_->Flush(); }
-
-  int64_t Count(const std::string& sql) {
-    Statement statement(db_->handle(), sql);
-    EXPECT_EQ(statement.Step(), SQLITE_ROW);
-    return statement.ColumnInt(0);
-  }
-
-  TempDir dir_;
-  uv_loop_t loop_{};
-  testing::ManualClock clock_;
-  std::unique_ptr<StateDb> db_;
-  std::unique_ptr<GroupCommit> commit_;
-  std::unique_ptr<VolumeStore> store_;
 };
 
 VolumeRow Row(const std::string& name, const std::string& id = "") {
@@ -183,21 +152,10 @@ TEST_F(VolumeStoreTest, JournalEntriesOpenAndCloseAndOnlyUnfinishedOnesStayInMem
   EXPECT_EQ(Count(first_row), 1);
   // A restart reads the unfinished entry back and numbers new entries after every old one.
   store_.reset();
-  store_ = std::make_unique<VolumeStore>(db_.get(), commit_.get(), WallMs());
+  MakeVolumeStore();
   ASSERT_EQ(store_->UnfinishedOperations().size(), 1u);
   EXPECT_EQ(store_->UnfinishedOperations()[0].id, second);
   EXPECT_GT(store_->BeginOperation("publish", "vol-c", "{}"), second);
-  // Pruning forgets finished entries older than the age given, and only those.
-  constexpr int64_t kWeekMs = int64_t{7} * 24 * 3600 * 1000;
-  clock_.Advance(std::chrono::milliseconds(kWeekMs));
-  store_->PruneFinished(kWeekMs);
-  Durable();
-  EXPECT_EQ(Count(first_row), 1) << "finished a week ago to the millisecond: kept";
-  clock_.Advance(std::chrono::milliseconds(1));
-  store_->PruneFinished(kWeekMs);
-  Durable();
-  EXPECT_EQ(Count(first_row), 0);
-  EXPECT_EQ(Count("SELECT count(*) FROM operations WHERE state = 'pending'"), 2);
 }
 
 TEST(VolumeStoreMigration, ASchemaOneDatabaseIsUpgradedKeepingItsData) {

@@ -218,7 +218,9 @@ struct VolumeDriver::Impl {
       StartFlows();
       return;
     }
-    flow->step = static_cast<VolumeStep>(static_cast<int>(flow->step) + 1);
+    const bool skip_node = flow->step == VolumeStep::kCreate && !plans[flow->index].publish;
+    flow->step =
+        skip_node ? VolumeStep::kDelete : static_cast<VolumeStep>(static_cast<int>(flow->step) + 1);
     result.reached = flow->step;
     if (!stopping) Issue(flow);
   }

@@ -24,6 +24,7 @@ struct VolumePlan {
   std::string name;                       // the CSI volume name
   std::string node_id;                    // instance to publish to (unused when last is kCreate)
   VolumeStep last = VolumeStep::kDelete;  // the last step to run
+  bool publish = true;                    // false: Create, then straight to Delete
 };
 
 // A call the plugin answered OK, as the client saw it.

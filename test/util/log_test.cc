@@ -52,6 +52,28 @@ TEST_F(LogTest, JsonRecordsAreOneParsableObjectPerLine) {
   EXPECT_TRUE(record.contains("time"));
 }
 
+TEST_F(LogTest, NumericFieldsAreJsonNumbersAndPlainInText) {
+  log::Configure(log::Level::kInfo, log::Format::kJson);
+  log::Info("rpc ok", {{"duration_ms", log::MillisNumber(std::chrono::microseconds(24741))},
+                       {"count", log::Num(int64_t{-3})},
+                       {"served", log::Num(uint64_t{7})},
+                       {"delivered", log::Bool(false)},
+                       {"code", "OK"}});
+  log::Configure(log::Level::kInfo, log::Format::kText);
+  log::Info("rpc ok", {{"duration_ms", log::MillisNumber(std::chrono::microseconds(24741))}});
+  auto lines = Lines();
+  ASSERT_EQ(lines.size(), 2u);
+  auto record = nlohmann::json::parse(lines[0]);
+  ASSERT_TRUE(record["duration_ms"].is_number()) << lines[0];
+  EXPECT_DOUBLE_EQ(record["duration_ms"].get<double>(), 24.741);
+  EXPECT_EQ(record["count"], -3);
+  EXPECT_EQ(record["served"], 7);
+  EXPECT_EQ(record["delivered"], false);
+  EXPECT_EQ(record["code"], "OK");
+  EXPECT_NE(lines[0].find("\"duration_ms\":24.741"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find(" duration_ms=24.741"), std::string::npos) << lines[1];
+}
+
 // "time=2026-11-22T10:23:11.123456Z level=..." (checked by hand: std::regex trips GCC 12's
 // maybe-uninitialized warning in the sanitizer build).
 bool HasUtcMicrosecondStamp(const std::string& line, std::string* seconds) {
