@@ -360,6 +360,23 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseInt("device-wait-seconds", v, 0, 3600, 10, &s.device_wait_seconds);
        }},
+      {"mkfs-timeout-seconds", nullptr, "N", "600",
+       "node: limit on one mkfs run; on expiry it is killed with its process group and the stage "
+       "fails with DEADLINE_EXCEEDED (the kubelet retries)",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("mkfs-timeout-seconds", v, 1, 86400, 10, &s.mkfs_timeout_seconds);
+       }},
+      {"command-timeout-seconds", nullptr, "N", "60",
+       "node: limit on every other external command (blkid, fsck, tune2fs, xfs_db, xfs_repair)",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("command-timeout-seconds", v, 1, 3600, 10, &s.command_timeout_seconds);
+       }},
+      {"max-concurrent-formats", nullptr, "N", "2",
+       "node: how many mkfs may run at once; further formats wait their turn (mkfs of a large "
+       "disk takes memory)",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("max-concurrent-formats", v, 1, 64, 10, &s.max_concurrent_formats);
+       }},
       {"max-volumes-per-node", nullptr, "N", "0 (auto)",
        "node: volumes this node may hold (NodeGetInfo); 0 = 12 (Oxide's per-instance disk "
        "limit) minus the NVMe disks present at start that the plugin does not manage",

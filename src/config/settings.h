@@ -80,6 +80,9 @@ struct Settings {
   std::string sysfs_root = "/sys";      // where block devices and their NVMe serials are read
   int device_wait_seconds = 60;         // how long NodeStageVolume waits for the device to appear
   int max_volumes_per_node = 0;         // 0 = 12 minus the NVMe disks the plugin does not manage
+  int mkfs_timeout_seconds = 600;       // one mkfs run, killed with its process group on expiry
+  int command_timeout_seconds = 60;     // blkid, fsck, tune2fs, xfs_db, xfs_repair
+  int max_concurrent_formats = 2;       // mkfs runs at once; more wait their turn
 
   bool ServesController() const { return mode != Mode::kNode; }
   bool ServesNode() const { return mode != Mode::kController; }

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "config/validation.h"
@@ -118,6 +119,7 @@ void ControllerService::ControllerPublishVolume(
                        auto& context = *response.mutable_publish_context();
                        context[kDiskNameKey] = result->name;
                        context[kNvmeSerialKey] = engine::NvmeSerialOf(result->name);
+                       context[kDiskSizeBytesKey] = std::to_string(result->size);
                        shared->Ok(std::move(response));
                      });
   });

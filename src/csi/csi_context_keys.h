@@ -8,5 +8,8 @@ namespace oxide::csi_adapter {
 inline constexpr const char* kDiskNameKey = "diskName";
 // The NVMe serial the guest sees: the first 20 bytes of the disk name (publish_context).
 inline constexpr const char* kNvmeSerialKey = "nvmeSerial";
+// The Oxide disk's size in bytes, as a decimal string (publish_context). The node refuses to
+// format a device whose size differs: a reused device name can still show another disk's size.
+inline constexpr const char* kDiskSizeBytesKey = "diskSizeBytes";
 
 }  // namespace oxide::csi_adapter

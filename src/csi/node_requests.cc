@@ -72,4 +72,23 @@ StatusOr<std::string> ExpectedSerial(
   return serial;
 }
 
+StatusOr<std::optional<uint64_t>> PublishedDiskBytes(
+    const google::protobuf::Map<std::string, std::string>& publish_context) {
+  auto it = publish_context.find(kDiskSizeBytesKey);
+  if (it == publish_context.end()) return std::optional<uint64_t>();
+  const std::string& text = it->second;
+  uint64_t bytes = 0;
+  bool valid = !text.empty() && text.size() <= 20;
+  for (char c : text) {
+    if (!valid) break;
+    valid = c >= '0' && c <= '9' && bytes <= (UINT64_MAX - static_cast<uint64_t>(c - '0')) / 10;
+    if (valid) bytes = bytes * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (!valid || bytes == 0) {
+    return InvalidArgument(std::string("publish_context ") + kDiskSizeBytesKey + " \"" +
+                           text.substr(0, 40) + "\" is not a size in bytes (a positive decimal)");
+  }
+  return std::optional<uint64_t>(bytes);
+}
+
 }  // namespace oxide::csi_adapter

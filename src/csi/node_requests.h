@@ -3,6 +3,8 @@
 // volume_context. Pure functions: any thread (the node service calls them on the loop thread).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "csi.pb.h"
@@ -32,5 +34,10 @@ StatusOr<CapabilitySpec> ParseCapability(bool present, const csi::v1::VolumeCapa
 StatusOr<std::string> ExpectedSerial(
     const google::protobuf::Map<std::string, std::string>& publish_context,
     const google::protobuf::Map<std::string, std::string>& volume_context);
+
+// The disk's size the controller published (diskSizeBytes); nullopt when absent (an older
+// controller). INVALID_ARGUMENT when it is not a positive decimal number of bytes.
+StatusOr<std::optional<uint64_t>> PublishedDiskBytes(
+    const google::protobuf::Map<std::string, std::string>& publish_context);
 
 }  // namespace oxide::csi_adapter

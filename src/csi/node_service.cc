@@ -44,9 +44,11 @@ NodeService::NodeService(const Settings& settings, const std::string& node_id, E
       db_(db),
       commit_(commit),
       store_(db, commit),
-      os_(settings.sysfs_root),
+      os_(settings.sysfs_root,
+          node::CommandLimits{.format = std::chrono::seconds(settings.mkfs_timeout_seconds),
+                              .command = std::chrono::seconds(settings.command_timeout_seconds)}),
       waiter_(loop->uv(), clock, &os_, std::chrono::seconds(settings.device_wait_seconds)),
-      engine_(loop->uv(), &os_, &waiter_, &store_, commit) {
+      engine_(loop->uv(), &os_, &waiter_, &store_, commit, settings.max_concurrent_formats) {
   info_.set_node_id(node_id);
   info_.set_max_volumes_per_node(max_volumes);
   (*info_.mutable_accessible_topology()->mutable_segments())[kTopologyKey] = settings.topology_zone;
@@ -68,7 +70,8 @@ Status NodeService::Reconcile() {
             {{"kept", std::to_string(counts->kept)},
              {"completed", std::to_string(counts->completed)},
              {"rolled_back", std::to_string(counts->rolled_back)},
-             {"stale", std::to_string(counts->marked_stale)}});
+             {"stale", std::to_string(counts->marked_stale)},
+             {"corrected", std::to_string(counts->corrected)}});
   return Status::Ok();
 }
 
@@ -98,7 +101,8 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
   engine_.Stage({.volume_id = request.volume_id(),
                  .staging_path = request.staging_target_path(),
                  .serial = checked->serial,
-                 .access = AccessOf(checked->capability)},
+                 .access = AccessOf(checked->capability),
+                 .disk_bytes = checked->disk_bytes},
                 AnswerWith(std::move(reply)));
 }
 

@@ -166,14 +166,17 @@ Status CheckGetSnapshot(const csi::v1::GetSnapshotRequest& request) {
 StatusOr<NodeStageChecks> CheckNodeStageVolume(const csi::v1::NodeStageVolumeRequest& request) {
   auto capability = ParseCapability(request.has_volume_capability(), request.volume_capability());
   auto serial = ExpectedSerial(request.publish_context(), request.volume_context());
+  auto disk_bytes = PublishedDiskBytes(request.publish_context());
   if (Status checked =
           First({Required(request.volume_id(), "volume_id"),
                  node::CheckVolumePath("staging_target_path", request.staging_target_path()),
-                 capability.status(), serial.status()});
+                 capability.status(), serial.status(), disk_bytes.status()});
       !checked.ok()) {
     return checked;
   }
-  return NodeStageChecks{.capability = std::move(*capability), .serial = std::move(*serial)};
+  return NodeStageChecks{.capability = std::move(*capability),
+                         .serial = std::move(*serial),
+                         .disk_bytes = *disk_bytes};
 }
 
 Status CheckNodeUnstageVolume(const csi::v1::NodeUnstageVolumeRequest& request) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "csi.pb.h"
@@ -42,7 +43,8 @@ Status CheckGetSnapshot(const csi::v1::GetSnapshotRequest& request);
 
 struct NodeStageChecks {
   CapabilitySpec capability;
-  std::string serial;  // the NVMe serial the volume's disk shows
+  std::string serial;                  // the NVMe serial the volume's disk shows
+  std::optional<uint64_t> disk_bytes;  // the disk's size as published, when the controller said
 };
 StatusOr<NodeStageChecks> CheckNodeStageVolume(const csi::v1::NodeStageVolumeRequest& request);
 Status CheckNodeUnstageVolume(const csi::v1::NodeUnstageVolumeRequest& request);

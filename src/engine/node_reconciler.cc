@@ -97,10 +97,30 @@ StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
   std::map<std::string, StagingRow> staged;  // volume id → its (reconciled) staging row
 
   for (StagingRow row : store.ListStagings()) {
-    auto device = StagedDevice(row);
-    bool present = device && node::DeviceStillPresent(sysfs_root, *device);
-    // A block volume is staged when its device is there; a mount volume when it is mounted.
-    bool done = row.block ? present : Mounted(*mounts, device, false, row.staging_path);
+    // The device is the one that has the volume's serial now; the row's name and number are
+    // what it was when staged, and after a reboot they can belong to another disk.
+    std::optional<node::BlockDevice> device;
+    if (!row.serial.empty()) {
+      StatusOr<node::BlockDevice> found = node::FindDeviceBySerial(sysfs_root, row.serial);
+      if (found.ok()) device = *found;
+    }
+    if (device && !row.device_name.empty() &&
+        (row.device_name != device->name || row.device_number != device->Number())) {
+      log::Warn(
+          "the volume's disk has another device than its row remembers: the row is "
+          "corrected",
+          {{"volume_id", row.volume_id},
+           {"serial", row.serial},
+           {"was", row.device_name + " " + row.device_number},
+           {"now", device->name + " " + device->Number()}});
+      row.device_name = device->name;
+      row.device_number = device->Number();
+      store.PutStaging(row);
+      ++counts.corrected;
+    }
+    // A block volume is staged when its disk is there; a mount volume when that disk is mounted
+    // at the staging path.
+    bool done = row.block ? device.has_value() : Mounted(*mounts, device, false, row.staging_path);
     if (row.state == store::kFormatting && !done) {
       // Not a staging to roll back: the intent lets the retry redo the interrupted format.
       ++counts.kept;

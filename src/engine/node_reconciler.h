@@ -1,7 +1,9 @@
 // Start-up reconciliation of the node's volume rows with what is actually mounted
-// (/proc/self/mountinfo) and present (sysfs): a row left in a transitional state by a crash is
-// completed (the mount exists) or rolled back (it does not); a staged or published row whose
-// mount or device is gone is marked stale, so that the CO's retry redoes the work. Runs once,
+// (/proc/self/mountinfo) and present (sysfs, by NVMe serial): a row left in a transitional state
+// by a crash is completed (the mount of the volume's disk exists) or rolled back (it does not); a
+// staged or published row whose mount or disk is gone is marked stale, so that the CO's retry
+// redoes the work; a row whose disk now has another device name or number (a reboot enumerates
+// disks anew) is corrected. Rows are compared by serial, never by device name. Runs once,
 // before the server starts, on the thread that will become the loop thread (nothing is served
 // yet, so its blocking reads delay no call).
 #pragma once
@@ -15,7 +17,8 @@
 
 namespace oxide::engine {
 
-// The device a staging row recorded, if it recorded one.
+// The device a staging row recorded, if it recorded one: a hint, valid only as long as the disk
+// with the row's serial still has it.
 std::optional<node::BlockDevice> StagedDevice(const store::StagingRow& row);
 
 struct ReconcileCounts {
@@ -23,6 +26,7 @@ struct ReconcileCounts {
   int completed = 0;
   int rolled_back = 0;
   int marked_stale = 0;
+  int corrected = 0;  // rows whose device name and number were re-derived from the serial
 };
 
 StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,

@@ -49,6 +49,14 @@ void Record(store::NodeVolumeStore* store, const PublicationRow& row, bool keep)
   }
 }
 
+bool SameDevice(const StagingRow& row, const node::BlockDevice& device) {
+  return row.device_name == device.name && row.device_number == device.Number();
+}
+
+bool Formats(const node::StagePlan& plan) {
+  return plan.action == node::StageAction::kFormat || plan.action == node::StageAction::kReformat;
+}
+
 Status DatabaseFailed(const Status& committed) {
   return Unavailable("the node's state database failed: " + committed.message());
 }
@@ -56,8 +64,14 @@ Status DatabaseFailed(const Status& committed) {
 }  // namespace
 
 NodeVolumeEngine::NodeVolumeEngine(uv_loop_t* loop, node::NodeOs* os, DeviceWaiter* waiter,
-                                   store::NodeVolumeStore* store, store::GroupCommit* commit)
-    : loop_(loop), os_(os), waiter_(waiter), store_(store), commit_(commit) {}
+                                   store::NodeVolumeStore* store, store::GroupCommit* commit,
+                                   int max_concurrent_formats)
+    : loop_(loop),
+      os_(os),
+      waiter_(waiter),
+      store_(store),
+      commit_(commit),
+      formats_(max_concurrent_formats) {}
 
 NodeVolumeEngine::~NodeVolumeEngine() {
   *alive_ = false;
@@ -86,6 +100,20 @@ Status NodeVolumeEngine::Move(Row& row, NodeVolumeEvent event) {
   row.state = *next ? NodeVolumeStateName(**next) : "";
   Record(store_, row, next->has_value());
   return Status::Ok();
+}
+
+void NodeVolumeEngine::CorrectStagedDevice(const std::string& volume_id,
+                                           const node::BlockDevice& found) {
+  std::optional<StagingRow> row = store_->GetStaging(volume_id);
+  if (!row || SameDevice(*row, found)) return;
+  log::Warn("the volume's device is not the one its row remembers: the row is corrected",
+            {{"volume_id", volume_id},
+             {"serial", row->serial},
+             {"was", row->device_name + " " + row->device_number},
+             {"now", found.name + " " + found.Number()}});
+  row->device_name = found.name;
+  row->device_number = found.Number();
+  store_->PutStaging(*row);
 }
 
 void NodeVolumeEngine::WhenDurable(Done finish, std::function<void()> next) {
@@ -129,25 +157,58 @@ void NodeVolumeEngine::Stage(const StageSpec& spec, Done done) {
 
 void NodeVolumeEngine::StageAdmitted(const StageSpec& spec, Done finish) {
   const std::string& volume_id = spec.volume_id;
-  const NodeAccess& access = spec.access;
   std::optional<StagingRow> existing = store_->GetStaging(volume_id);
   if (HasState(existing, NodeVolumeState::kStaged)) {
     if (existing->staging_path != spec.staging_path) {
       return finish(AlreadyExists("volume " + volume_id + " is already staged at " +
                                   existing->staging_path + ", not at " + spec.staging_path));
     }
-    if (existing->capability != access.key) {
+    if (existing->capability != spec.access.key) {
       return finish(AlreadyExists("volume " + volume_id + " is already staged at " +
                                   existing->staging_path + " with another volume capability (" +
                                   existing->capability + ")"));
     }
-    return finish(Status::Ok());
+    if (existing->serial != spec.serial) {
+      return finish(FailedPrecondition("volume " + volume_id +
+                                       " is staged from the disk with NVMe "
+                                       "serial " +
+                                       existing->serial + ", but this call names " + spec.serial +
+                                       "; unstage it first"));
+    }
+    return VerifyStagedRow(*existing, spec, std::move(finish));
   }
-  // A format of ours that a crash interrupted, on this volume's device: it is done again.
+  BeginStaging(existing, spec, std::move(finish));
+}
+
+void NodeVolumeEngine::VerifyStagedRow(StagingRow row, const StageSpec& spec, Done finish) {
+  RunBlocking(
+      loop_,
+      [os = os_, serial = row.serial, block = row.block, path = row.staging_path] {
+        return os->VerifyStaged(serial, block, path);
+      },
+      [this, alive = alive_, row, spec, finish](StatusOr<node::BlockDevice> device) mutable {
+        if (!*alive) return;
+        if (device.ok()) {
+          if (SameDevice(row, *device)) return finish(Status::Ok());
+          CorrectStagedDevice(row.volume_id, *device);
+          return AnswerWhenDurable(finish, Status::Ok());
+        }
+        log::Warn("the volume's staging row does not match its device: staging it again",
+                  {{"volume_id", row.volume_id}, {"error", device.status().message()}});
+        if (Status moved = Move(row, E::kMountVanished); !moved.ok()) return finish(moved);
+        BeginStaging(row, spec, finish);
+      });
+}
+
+void NodeVolumeEngine::BeginStaging(const std::optional<StagingRow>& existing,
+                                    const StageSpec& spec, Done finish) {
+  const NodeAccess& access = spec.access;
+  // A format of ours that a crash interrupted, on this volume's device: the plan decides from
+  // the device whether it is done again.
   const bool format_intent = HasState(existing, NodeVolumeState::kFormatting) &&
                              existing->serial == spec.serial &&
                              existing->fs_type == access.fs_type && !access.block;
-  StagingRow row{.volume_id = volume_id,
+  StagingRow row{.volume_id = spec.volume_id,
                  .staging_path = spec.staging_path,
                  .state = existing ? existing->state : "",
                  .capability = access.key,
@@ -155,31 +216,37 @@ void NodeVolumeEngine::StageAdmitted(const StageSpec& spec, Done finish) {
                  .fs_type = access.fs_type,
                  .serial = spec.serial,
                  .device_name = "",
-                 .device_number = ""};
+                 .device_number = "",
+                 .format_uuid = format_intent ? existing->format_uuid : ""};
   // Durable with the device found below, before anything is formatted or mounted.
   if (Status moved = Move(row, format_intent ? E::kFormatResumed : E::kStageRequested);
       !moved.ok()) {
     return finish(moved);
   }
-  log::Info("staging volume", {{"volume_id", volume_id},
+  log::Info("staging volume", {{"volume_id", row.volume_id},
                                {"serial", row.serial},
                                {"path", row.staging_path},
                                {"access", row.block ? "block" : "mount " + row.fs_type}});
+  node::StageInputs inputs{.staging_path = spec.staging_path,
+                           .fs_type = access.fs_type,
+                           .options = access.options,
+                           .intent_uuid = row.format_uuid,
+                           .expected_bytes = spec.disk_bytes};
   waiter_->Wait(spec.serial,
-                [this, alive = alive_, row, options = access.options,
+                [this, alive = alive_, row, inputs = std::move(inputs),
                  finish = std::move(finish)](StatusOr<node::BlockDevice> device) mutable {
                   if (*alive)
-                    StageWithDevice(std::move(row), std::move(options), std::move(device), finish);
+                    StageWithDevice(std::move(row), std::move(inputs), std::move(device), finish);
                 });
 }
 
-void NodeVolumeEngine::StageWithDevice(StagingRow row, node::MountOptions options,
+void NodeVolumeEngine::StageWithDevice(StagingRow row, node::StageInputs inputs,
                                        StatusOr<node::BlockDevice> device, Done finish) {
   if (!device.ok()) return FailStaging(std::move(row), device.status(), finish);
-  // Never stage one device for two volumes.
+  // Never stage one disk for two volumes.
   for (const StagingRow& other : store_->ListStagings()) {
     if (other.volume_id != row.volume_id && other.state != store::kStale &&
-        other.state != store::kFormatting && other.device_number == device->Number()) {
+        other.state != store::kFormatting && other.serial == row.serial) {
       return FailStaging(std::move(row),
                          FailedPrecondition("device " + device->node + " (serial " + row.serial +
                                             ") is already staged for volume " + other.volume_id),
@@ -188,68 +255,84 @@ void NodeVolumeEngine::StageWithDevice(StagingRow row, node::MountOptions option
   }
   row.device_name = device->name;
   row.device_number = device->Number();
-  if (row.block) {  // nothing to mount: the device is remembered in the row
-    if (Status moved = Move(row, E::kStaged); !moved.ok()) return finish(moved);
-    log::Info("volume staged", {{"volume_id", row.volume_id}, {"device", device->node}});
-    return AnswerWhenDurable(finish, Status::Ok());
-  }
+  if (row.block) return MarkStaged(std::move(row), *device, "block", finish);
   store_->PutStaging(row);  // the device, recorded before it is touched
   node::BlockDevice found = *device;
-  WhenDurable(finish, [this, row, found, options, finish] {
-    const bool intent = row.state == store::kFormatting;
+  WhenDurable(finish, [this, row, found, inputs, finish] {
     RunBlocking(
-        loop_,
-        [os = os_, found, path = row.staging_path, fs_type = row.fs_type, intent] {
-          return os->PlanStaging(found, path, fs_type, intent);
-        },
-        [this, alive = alive_, row, found, options,
-         finish](StatusOr<node::StagePlan> plan) mutable {
+        loop_, [os = os_, found, inputs] { return os->PlanStaging(found, inputs); },
+        [this, alive = alive_, row, found, inputs, finish](StatusOr<node::StagePlan> plan) {
           if (!*alive) return;
-          if (!plan.ok()) return FailStaging(std::move(row), plan.status(), finish);
-          if (*plan != node::StagePlan::kFormat) {
-            return MountStaged(std::move(row), found, options, false, finish);
-          }
-          if (row.state == store::kFormatting) {
-            log::Warn("formatting the volume again: an earlier format of it was interrupted",
-                      {{"volume_id", row.volume_id}, {"device", found.node}});
-            return MountStaged(std::move(row), found, options, true, finish);
-          }
-          // Durable before mkfs touches the device: after a crash the retry knows the device
-          // was blank and only our mkfs wrote to it.
-          if (Status moved = Move(row, E::kFormatIntended); !moved.ok()) return finish(moved);
-          WhenDurable(finish, [this, row, found, options, finish] {
-            log::Info(
-                "formatting volume",
-                {{"volume_id", row.volume_id}, {"device", found.node}, {"fs_type", row.fs_type}});
-            MountStaged(row, found, options, true, finish);
-          });
+          if (!plan.ok()) return FailStaging(row, plan.status(), finish);
+          StageByPlan(row, found, inputs, *plan, finish);
         });
   });
 }
 
-void NodeVolumeEngine::MountStaged(StagingRow row, const node::BlockDevice& found,
-                                   const node::MountOptions& options, bool format, Done finish) {
-  const bool redo = format && row.state == store::kFormatting;
-  RunBlocking(
-      loop_,
-      [os = os_, found, path = row.staging_path, fs_type = row.fs_type, options, format, redo] {
-        return os->FormatAndMount(found, path, fs_type, options, format, redo);
-      },
-      [this, alive = alive_, row, found, format, finish](Status mounted) mutable {
-        if (!*alive) return;
-        if (!mounted.ok()) return FailStaging(std::move(row), mounted, finish);
-        if (Status moved = Move(row, E::kStaged); !moved.ok()) return finish(moved);
-        log::Info("volume staged", {{"volume_id", row.volume_id},
+void NodeVolumeEngine::StageByPlan(StagingRow row, const node::BlockDevice& found,
+                                   node::StageInputs inputs, node::StagePlan plan, Done finish) {
+  log::Info("staging plan", {{"volume_id", row.volume_id},
+                             {"device", found.node},
+                             {"plan", Formats(plan) ? "format" : "mount"},
+                             {"because", plan.reason}});
+  if (plan.action == node::StageAction::kAlreadyMounted) {
+    return MarkStaged(std::move(row), found, "already mounted", finish);
+  }
+  if (!Formats(plan)) return CarryOutPlan(std::move(row), found, inputs, plan, finish);
+  if (row.state == store::kFormatting) {
+    log::Warn("formatting the volume again: an earlier format of it was interrupted",
+              {{"volume_id", row.volume_id}, {"device", found.node}, {"because", plan.reason}});
+    return CarryOutPlan(std::move(row), found, inputs, plan, finish);
+  }
+  // Durable before mkfs touches the device: after a crash the retry knows the device was blank,
+  // and which UUID our mkfs writes.
+  row.format_uuid = plan.uuid;
+  if (Status moved = Move(row, E::kFormatIntended); !moved.ok()) return finish(moved);
+  WhenDurable(finish, [this, row, found, inputs, plan, finish] {
+    log::Info("formatting volume", {{"volume_id", row.volume_id},
                                     {"device", found.node},
-                                    {"path", row.staging_path},
-                                    {"formatted", format ? "yes" : "no"}});
-        AnswerWhenDurable(finish, Status::Ok());
-      });
+                                    {"fs_type", row.fs_type},
+                                    {"uuid", plan.uuid}});
+    CarryOutPlan(row, found, inputs, plan, finish);
+  });
+}
+
+void NodeVolumeEngine::CarryOutPlan(StagingRow row, const node::BlockDevice& found,
+                                    const node::StageInputs& inputs, const node::StagePlan& plan,
+                                    Done finish) {
+  auto carry_out = [this, row, found, inputs, plan, finish] {
+    const bool format = Formats(plan);
+    RunBlocking(
+        loop_, [os = os_, found, plan, inputs] { return os->CarryOutStaging(found, plan, inputs); },
+        [this, alive = alive_, row, found, format, finish](Status done) mutable {
+          if (!*alive) return;
+          if (format) formats_.Leave();
+          if (!done.ok()) return FailStaging(std::move(row), done, finish);
+          MarkStaged(std::move(row), found, format ? "formatted" : "mounted", finish);
+        });
+  };
+  if (!Formats(plan)) return carry_out();
+  if (formats_.running() > 0 && formats_.waiting() == 0) {
+    log::Info("the format waits for a free format slot (--max-concurrent-formats)",
+              {{"volume_id", row.volume_id}, {"running", std::to_string(formats_.running())}});
+  }
+  formats_.Enter(std::move(carry_out));
+}
+
+void NodeVolumeEngine::MarkStaged(StagingRow row, const node::BlockDevice& found, const char* how,
+                                  Done finish) {
+  row.format_uuid.clear();  // the intent ends with the staging
+  if (Status moved = Move(row, E::kStaged); !moved.ok()) return finish(moved);
+  log::Info("volume staged", {{"volume_id", row.volume_id},
+                              {"device", found.node},
+                              {"path", row.staging_path},
+                              {"how", how}});
+  AnswerWhenDurable(finish, Status::Ok());
 }
 
 void NodeVolumeEngine::FailStaging(StagingRow row, const Status& status, Done finish) {
   // Nothing was mounted: the row goes and the retry starts over, unless it holds a format
-  // intent, which stays for the retry.
+  // intent, which stays for the retry (the device decides, at the retry, what it is worth).
   if (Status moved = Move(row, E::kStageFailed); !moved.ok()) return finish(moved);
   log::Warn("staging failed", {{"volume_id", row.volume_id}, {"error", status.message()}});
   AnswerWhenDurable(finish, status);
@@ -276,20 +359,28 @@ void NodeVolumeEngine::UnstageAdmitted(const std::string& volume_id, const std::
     }
   }
   std::optional<StagingRow> row = store_->GetStaging(volume_id);
-  // A format intent is not a staging: it stays (its device is never mounted while it does), so
-  // that a later stage of this volume can still finish the interrupted format.
-  if (row && (row->staging_path != path || row->state == store::kFormatting)) row.reset();
-  std::optional<node::BlockDevice> device;
+  if (HasState(row, NodeVolumeState::kFormatting)) {
+    // Asked to unstage: the CO has given up this stage, and the volume may be used elsewhere
+    // before it comes back. The intent goes; a later stage trusts only the device.
+    if (Status moved = Move(*row, E::kFormatAbandoned); !moved.ok()) return finish(moved);
+    log::Info("format intent cleared: the volume was unstaged before its format finished",
+              {{"volume_id", volume_id}});
+    row.reset();
+  }
+  if (row && row->staging_path != path) row.reset();
+  std::optional<node::BlockDevice> recorded;
+  std::string serial;
   if (row) {
-    device = StagedDevice(*row);
+    recorded = StagedDevice(*row);
+    serial = row->serial;
     if (Status moved = Move(*row, E::kUnstageRequested); !moved.ok()) return finish(moved);
   }
   const bool block = row && row->block;
   WhenDurable(finish, [=, this] {
     RunBlocking(
         loop_,
-        [os = os_, device, block, path] {
-          return os->UnmountAndRemove(device ? &*device : nullptr, block, path, true);
+        [os = os_, serial, recorded, block, path] {
+          return os->UnmountVolumePath(serial, recorded, block, path);
         },
         [this, alive = alive_, row, volume_id, publications, finish](Status unmounted) mutable {
           if (!*alive) return;
@@ -348,7 +439,6 @@ void NodeVolumeEngine::PublishAdmitted(const PublishSpec& spec, Done finish) {
       return finish(AlreadyExists("volume " + volume_id + " is already published at " + target +
                                   " with another capability or readonly setting"));
     }
-    return finish(Status::Ok());
   }
   if (spec.single_writer) {
     for (const PublicationRow& other : store_->PublicationsOf(volume_id)) {
@@ -360,38 +450,44 @@ void NodeVolumeEngine::PublishAdmitted(const PublishSpec& spec, Done finish) {
       }
     }
   }
-  std::optional<node::BlockDevice> device = StagedDevice(staged);
-  if (!device) {
-    return finish(Internal("volume " + volume_id + " is staged without a known device"));
-  }
   PublicationRow row{.target_path = target,
                      .volume_id = volume_id,
                      .state = existing ? existing->state : "",
                      .staging_path = staged.staging_path,
                      .capability = spec.access.key,
                      .readonly = spec.readonly};
-  if (Status moved = Move(row, E::kPublishRequested); !moved.ok()) return finish(moved);
+  // A repeat of a done publication is checked against the device like a new one (it binds
+  // nothing when the target already holds the volume's device).
+  const bool repeat = existing && existing->state == store::kPublished;
+  if (!repeat) {
+    if (Status moved = Move(row, E::kPublishRequested); !moved.ok()) return finish(moved);
+  }
   const bool block = staged.block;
-  const std::string source = block ? device->node : staged.staging_path;
   const node::MountOptions options = block ? node::MountOptions{} : spec.access.options;
-  WhenDurable(finish, [=, this, device = *device] {
+  WhenDurable(finish, [=, this, serial = staged.serial] {
     RunBlocking(
         loop_,
-        [os = os_, device, block, source, target, readonly = row.readonly, options] {
-          return os->PublishBind(device, block, source, target, readonly, options);
+        [os = os_, serial, block, staging_path = row.staging_path, target, readonly = row.readonly,
+         options] {
+          return os->PublishVolume(serial, block, staging_path, target, readonly, options);
         },
-        [this, alive = alive_, row, finish](Status bound) mutable {
+        [this, alive = alive_, row, repeat, finish](StatusOr<node::BlockDevice> bound) mutable {
           if (!*alive) return;
           if (!bound.ok()) {
-            if (Status moved = Move(row, E::kPublishFailed); !moved.ok()) return finish(moved);
             log::Warn("publishing failed",
-                      {{"volume_id", row.volume_id}, {"error", bound.message()}});
-            return AnswerWhenDurable(finish, bound);
+                      {{"volume_id", row.volume_id}, {"error", bound.status().message()}});
+            if (repeat) return finish(bound.status());
+            if (Status moved = Move(row, E::kPublishFailed); !moved.ok()) return finish(moved);
+            return AnswerWhenDurable(finish, bound.status());
           }
-          if (Status moved = Move(row, E::kPublished); !moved.ok()) return finish(moved);
-          log::Info("volume published", {{"volume_id", row.volume_id},
-                                         {"path", row.target_path},
-                                         {"readonly", row.readonly ? "yes" : "no"}});
+          CorrectStagedDevice(row.volume_id, *bound);
+          if (!repeat) {
+            if (Status moved = Move(row, E::kPublished); !moved.ok()) return finish(moved);
+            log::Info("volume published", {{"volume_id", row.volume_id},
+                                           {"path", row.target_path},
+                                           {"device", bound->node},
+                                           {"readonly", row.readonly ? "yes" : "no"}});
+          }
           AnswerWhenDurable(finish, Status::Ok());
         });
   });
@@ -415,10 +511,12 @@ void NodeVolumeEngine::UnpublishAdmitted(const std::string& volume_id, const std
                                      row->volume_id + ", not " + volume_id));
   }
   std::optional<StagingRow> staging = store_->GetStaging(volume_id);
-  std::optional<node::BlockDevice> device;
+  std::optional<node::BlockDevice> recorded;
+  std::string serial;
   bool block = false;
   if (staging) {
-    device = StagedDevice(*staging);
+    recorded = StagedDevice(*staging);
+    serial = staging->serial;
     block = staging->block;
   }
   if (row) {
@@ -427,8 +525,8 @@ void NodeVolumeEngine::UnpublishAdmitted(const std::string& volume_id, const std
   WhenDurable(finish, [=, this] {
     RunBlocking(
         loop_,
-        [os = os_, device, block, target] {
-          return os->UnmountAndRemove(device ? &*device : nullptr, block, target, true);
+        [os = os_, serial, recorded, block, target] {
+          return os->UnmountVolumePath(serial, recorded, block, target);
         },
         [this, alive = alive_, row, volume_id, finish](Status unmounted) mutable {
           if (!*alive) return;
@@ -460,33 +558,29 @@ void NodeVolumeEngine::Health(const std::string& volume_id, const std::string& p
   const bool published = publication && publication->volume_id == volume_id &&
                          publication->state != store::kUnpublishing;
   const bool staged_here = staging && staging->staging_path == path;
-  std::optional<node::BlockDevice> device = staging ? StagedDevice(*staging) : std::nullopt;
-  if ((!published && !staged_here) || !device) {
+  if ((!published && !staged_here) || !staging || staging->state == store::kFormatting) {
     return done(NotFound("volume " + volume_id + " is neither published nor staged at " + path));
   }
   if (Status checked = node::CheckVolumePath("volume_path", path); !checked.ok()) {
     return done(checked);
   }
-  const bool block = staging->block;
-  const bool expect_mount = published || !block;
-  const bool readonly = published && publication->readonly;
+  const std::string key = volume_id + "\n" + path;
+  auto [waiting, first] = measuring_.try_emplace(key);
+  waiting->second.push_back(std::move(done));
+  if (!first) return;  // joins the measurement under way
   RunBlocking(
       loop_,
-      [os = os_, device = *device, block, path, expect_mount,
-       readonly]() -> StatusOr<VolumeHealth> {
-        VolumeHealth health;
-        health.problem = os->VolumeProblem(device, block, path, expect_mount, readonly);
-        if (block) {
-          StatusOr<int64_t> bytes = os->BlockDeviceBytes(device.node);
-          if (bytes.ok()) health.block_bytes = *bytes;
-        } else if (health.problem.empty() ||
-                   health.problem.find("read-only") != std::string::npos) {
-          StatusOr<node::FilesystemUsage> usage = os->UsageOf(path);
-          if (usage.ok()) health.usage = *usage;
-        }
-        return health;
+      [os = os_, serial = staging->serial, block = staging->block, path,
+       expect_mount = published || !staging->block,
+       readonly = published && publication->readonly]() -> StatusOr<VolumeHealth> {
+        return os->MeasureVolume(serial, block, path, expect_mount, readonly);
       },
-      std::move(done));
+      [this, alive = alive_, key](StatusOr<VolumeHealth> health) {
+        if (!*alive) return;
+        auto waiters = measuring_.extract(key);
+        for (auto& waiter : waiters.mapped())
+          waiter(health);
+      });
 }
 
 }  // namespace oxide::engine

@@ -5,18 +5,23 @@
 // Calls for a volume with an operation in flight join it when identical (same RPC, same
 // arguments: they get its result) and are refused ABORTED otherwise, like the controller's.
 // The OS work (device discovery, blkid, mkfs, fsck, mount, statvfs) runs on libuv worker threads
-// through NodeOs; its results come back to the loop. Knows no protobuf: src/csi/node_service
-// converts. Loop thread only.
+// through NodeOs; its results come back to the loop. A row is a hint: every call re-derives the
+// volume's device from its serial and the mount table (NodeOs) before it touches a device or
+// answers, and corrects or drops a row the device contradicts (docs/node-safety.md). Knows no
+// protobuf: src/csi/node_service converts. Loop thread only.
 #pragma once
 
 #include <uv.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/device_waiter.h"
+#include "engine/format_gate.h"
 #include "engine/node_volume_state.h"
 #include "engine/operation_tracker.h"
 #include "loop/loop_affinity.h"
@@ -39,6 +44,8 @@ struct StageSpec {
   std::string staging_path;
   std::string serial;  // the NVMe serial the volume's disk shows
   NodeAccess access;
+  std::optional<uint64_t> disk_bytes;  // the disk's size as published; a device of another
+                                       // size is never formatted
 };
 
 struct PublishSpec {
@@ -50,11 +57,7 @@ struct PublishSpec {
   bool single_writer = false;  // SINGLE_NODE_SINGLE_WRITER: one publication at most
 };
 
-struct VolumeHealth {
-  std::string problem;  // empty: healthy
-  std::optional<node::FilesystemUsage> usage;
-  std::optional<int64_t> block_bytes;
-};
+using VolumeHealth = node::VolumeMeasurement;
 
 class NodeVolumeEngine {
  public:
@@ -62,7 +65,8 @@ class NodeVolumeEngine {
 
   // Everything passed outlives the engine.
   NodeVolumeEngine(uv_loop_t* loop, node::NodeOs* os, DeviceWaiter* waiter,
-                   store::NodeVolumeStore* store, store::GroupCommit* commit);
+                   store::NodeVolumeStore* store, store::GroupCommit* commit,
+                   int max_concurrent_formats);
   ~NodeVolumeEngine();
   NodeVolumeEngine(const NodeVolumeEngine&) = delete;
   NodeVolumeEngine& operator=(const NodeVolumeEngine&) = delete;
@@ -74,7 +78,8 @@ class NodeVolumeEngine {
   void Publish(const PublishSpec& spec, Done done);
   void Unpublish(const std::string& volume_id, const std::string& target_path, Done done);
   // NOT_FOUND unless the volume is published or staged at `path` (checked before the path's
-  // syntax, as the CSI spec orders it).
+  // syntax, as the CSI spec orders it). Calls for one volume and path while a measurement is
+  // under way share it.
   void Health(const std::string& volume_id, const std::string& path,
               std::function<void(StatusOr<VolumeHealth>)> done);
 
@@ -87,10 +92,19 @@ class NodeVolumeEngine {
  private:
   // Each runs an admitted operation; `finish` ends it (once) with its outcome.
   void StageAdmitted(const StageSpec& spec, Done finish);
-  void StageWithDevice(store::StagingRow row, node::MountOptions options,
+  // A repeat of a stage that is recorded as done: answered OK only when the device found by
+  // serial (and, for a mount volume, the staging mount) says so; otherwise staged again.
+  void VerifyStagedRow(store::StagingRow row, const StageSpec& spec, Done finish);
+  void BeginStaging(const std::optional<store::StagingRow>& existing, const StageSpec& spec,
+                    Done finish);
+  void StageWithDevice(store::StagingRow row, node::StageInputs inputs,
                        StatusOr<node::BlockDevice> device, Done finish);
-  void MountStaged(store::StagingRow row, const node::BlockDevice& found,
-                   const node::MountOptions& options, bool format, Done finish);
+  void StageByPlan(store::StagingRow row, const node::BlockDevice& found, node::StageInputs inputs,
+                   node::StagePlan plan, Done finish);
+  void CarryOutPlan(store::StagingRow row, const node::BlockDevice& found,
+                    const node::StageInputs& inputs, const node::StagePlan& plan, Done finish);
+  void MarkStaged(store::StagingRow row, const node::BlockDevice& found, const char* how,
+                  Done finish);
   void FailStaging(store::StagingRow row, const Status& status, Done finish);
   void UnstageAdmitted(const std::string& volume_id, const std::string& path, Done finish);
   void PublishAdmitted(const PublishSpec& spec, Done finish);
@@ -106,6 +120,8 @@ class NodeVolumeEngine {
   Status Move(Row& row, NodeVolumeEvent event);
   // `done`, recording oxide_csi_node_operation_duration_seconds{operation, result} first.
   static Done Timed(const char* operation, Done done);
+  // The staging row of `volume_id` pointed at `found` when the row remembers another device.
+  void CorrectStagedDevice(const std::string& volume_id, const node::BlockDevice& found);
   // Runs `next` once every row written so far is durable; when the commit failed, `finish` gets
   // UNAVAILABLE instead. Side effects wait for their intent.
   void WhenDurable(Done finish, std::function<void()> next);
@@ -119,6 +135,9 @@ class NodeVolumeEngine {
   store::NodeVolumeStore* store_;
   store::GroupCommit* commit_;
   Tracker tracker_{"volume"};
+  FormatGate formats_;
+  // Health measurements under way, by volume id and path: the callers waiting for each.
+  std::map<std::string, std::vector<std::function<void(StatusOr<VolumeHealth>)>>> measuring_;
   LoopAffinity affinity_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -41,6 +41,7 @@ constexpr std::array kTransitions = {
     Transition{S::kUnstaging, E::kUnstageFailed, S::kStaged},
     Transition{S::kUnstaging, E::kUnstaged, kNoRow},
     Transition{S::kStaged, E::kMountVanished, S::kStale},
+    Transition{S::kFormatting, E::kFormatAbandoned, kNoRow},
     // Publication rows.
     Transition{kNoRow, E::kPublishRequested, S::kPublishing},
     Transition{S::kPublishing, E::kPublishRequested, S::kPublishing},
@@ -63,11 +64,11 @@ constexpr std::array kStateNames = {store::kStaging,      store::kFormatting, st
                                     store::kUnstaging,    store::kPublishing, store::kPublished,
                                     store::kUnpublishing, store::kStale};
 
-constexpr std::array kEventNames = {"stage requested",  "format resumed", "format intended",
-                                    "staged",           "stage failed",   "unstage requested",
-                                    "unstage failed",   "unstaged",       "publish requested",
-                                    "published",        "publish failed", "unpublish requested",
-                                    "unpublish failed", "unpublished",    "mount vanished"};
+constexpr std::array kEventNames = {
+    "stage requested",   "format resumed",    "format intended", "staged",
+    "stage failed",      "unstage requested", "unstage failed",  "unstaged",
+    "publish requested", "published",         "publish failed",  "unpublish requested",
+    "unpublish failed",  "unpublished",       "mount vanished",  "format abandoned"};
 
 }  // namespace
 

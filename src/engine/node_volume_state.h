@@ -39,7 +39,9 @@ enum class NodeVolumeEvent {
   kUnpublishRequested,  // NodeUnpublishVolume accepted
   kUnpublishFailed,     // the unmount failed: the volume is still published
   kUnpublished,         // unmounted: the row goes
-  kMountVanished,       // start-up reconciliation found no mount behind a staged or published row
+  kMountVanished,       // the device or the mount behind a staged or published row is gone (or is
+                        // another disk's): found at start-up, or by a repeated NodeStageVolume
+  kFormatAbandoned,  // NodeUnstageVolume of a volume whose format never finished: the intent goes
 };
 
 using NodeRowState = std::optional<NodeVolumeState>;  // nullopt: no row

@@ -1,57 +1,202 @@
 #include "node/command_runner.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <thread>
 
 extern char** environ;
 
 namespace oxide::node {
+namespace {
 
-StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv) {
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    return Internal(std::string("pipe: ") + std::strerror(errno));
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kOutputCap = 64 * 1024;
+// How long a killed program may take to exit before a detached thread is left to reap it.
+constexpr std::chrono::milliseconds kKillGrace{5000};
+
+// Reads what `fd` (non-blocking) holds; false once the write end is closed everywhere.
+bool Drain(int fd, std::string* output) {
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      size_t room = kOutputCap - std::min(kOutputCap, output->size());
+      output->append(buffer, std::min(room, static_cast<size_t>(n)));
+    } else if (n == 0) {
+      return false;
+    } else if (errno != EINTR) {
+      return errno == EAGAIN || errno == EWOULDBLOCK;
+    }
   }
+}
+
+int PollMillis(Clock::duration remaining) {
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(remaining).count();
+  return static_cast<int>(std::clamp<long long>(ms, 0, INT_MAX));
+}
+
+// A pidfd of our child `pid` (readable once it has exited), or -1 on kernels without pidfds.
+int OpenPidFd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+bool WaitReadable(int fd, std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  for (;;) {
+    pollfd entry{fd, POLLIN, 0};
+    int rc = poll(&entry, 1, PollMillis(deadline - Clock::now()));
+    if (rc > 0) return true;
+    if (rc == 0 || errno != EINTR) return false;
+  }
+}
+
+// Kills the process group of `pid` (the child leads it and is not reaped yet, so the group id
+// cannot have been reused) and reaps the child. False when it did not exit within kKillGrace:
+// a detached thread reaps it whenever it does.
+bool KillGroupAndReap(pid_t pid, int pidfd, int* status) {
+  kill(-pid, SIGKILL);
+  if (pidfd >= 0 && !WaitReadable(pidfd, kKillGrace)) {
+    std::thread([pid] {
+      int ignored = 0;
+      while (waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+      }
+    }).detach();
+    return false;
+  }
+  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+  }
+  return true;
+}
+
+std::string Seconds(std::chrono::milliseconds duration) {
+  if (duration.count() % 1000 == 0) return std::to_string(duration.count() / 1000);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", static_cast<double>(duration.count()) / 1000.0);
+  return text;
+}
+
+StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, int output_fd) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, output_fd, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, output_fd, STDERR_FILENO);
+  // Its own process group (to kill it with everything it started), no signal blocked or ignored
+  // that the plugin blocks or ignores.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  sigset_t signals;
+  sigemptyset(&signals);
+  posix_spawnattr_setsigmask(&attributes, &signals);
+  for (int signal : {SIGPIPE, SIGHUP, SIGINT, SIGQUIT, SIGTERM})
+    sigaddset(&signals, signal);
+  posix_spawnattr_setsigdefault(&attributes, &signals);
   std::vector<std::string> copy = argv;
   std::vector<char*> args;
   for (std::string& arg : copy)
     args.push_back(arg.data());
   args.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
   if (rc != 0) {
-    close(pipe_fds[0]);
     return FailedPrecondition("cannot run " + argv[0] + ": " + std::strerror(rc) +
                               " (is it installed? see README: e2fsprogs, xfsprogs, util-linux)");
   }
+  return pid;
+}
+
+}  // namespace
+
+StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                   std::chrono::milliseconds timeout) {
+  if (argv.empty()) return InvalidArgument("RunCommand: no program given");
+  const auto deadline = Clock::now() + timeout;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    return Internal(std::string("pipe: ") + std::strerror(errno));
+  }
+  fcntl(pipe_fds[0], F_SETFL, fcntl(pipe_fds[0], F_GETFL) | O_NONBLOCK);
+  StatusOr<pid_t> spawned = Spawn(argv, pipe_fds[1]);
+  close(pipe_fds[1]);
+  if (!spawned.ok()) {
+    close(pipe_fds[0]);
+    return spawned.status();
+  }
+  const pid_t pid = *spawned;
+  const int pidfd = OpenPidFd(pid);
   CommandResult result;
-  char buffer[4096];
-  for (;;) {
-    ssize_t n = read(pipe_fds[0], buffer, sizeof buffer);
-    if (n > 0) {
-      if (result.output.size() < 64 * 1024) result.output.append(buffer, static_cast<size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
+  bool pipe_open = true;
+  bool exited = false;
+  bool expired = false;
+  int poll_error = 0;
+  // Until the child exits (or, without a pidfd, closes its output): output as it comes.
+  while (!exited && (pipe_open || pidfd >= 0)) {
+    const auto remaining = deadline - Clock::now();
+    if (remaining <= Clock::duration::zero()) {
+      expired = true;
       break;
     }
+    pollfd fds[2] = {{pipe_open ? pipe_fds[0] : -1, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    int rc = poll(fds, pidfd >= 0 ? 2 : 1, PollMillis(remaining));
+    if (rc < 0 && errno != EINTR) {
+      poll_error = errno;
+      break;
+    }
+    if (rc <= 0) continue;
+    if (fds[0].revents != 0) pipe_open = Drain(pipe_fds[0], &result.output);
+    if (pidfd >= 0 && fds[1].revents != 0) exited = true;
   }
+  if (exited && pipe_open) Drain(pipe_fds[0], &result.output);  // written before it exited
   close(pipe_fds[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool reaped = true;
+  if (exited || expired || poll_error != 0) {
+    reaped = KillGroupAndReap(pid, pidfd, &status);
+  } else {  // no pidfd: the output closed, the exit follows
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (pidfd >= 0) close(pidfd);
+  if (expired) {
+    return DeadlineExceeded(CommandLine(argv) + " did not finish within " + Seconds(timeout) +
+                            " s; it was killed with its process group" +
+                            (reaped ? "" : " (it has not exited yet: stuck in the kernel?)"));
+  }
+  if (poll_error != 0) {
+    return Internal("waiting for " + CommandLine(argv) + ": " + std::strerror(poll_error) +
+                    "; it was killed with its process group");
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+std::string CommandLine(const std::vector<std::string>& argv) {
+  std::string command;
+  for (const std::string& arg : argv)
+    command += (command.empty() ? "" : " ") + arg;
+  return command;
 }
 
 std::string DescribeFailure(const std::vector<std::string>& argv, const CommandResult& result) {
@@ -60,10 +205,7 @@ std::string DescribeFailure(const std::vector<std::string>& argv, const CommandR
     output.pop_back();
   size_t last_line = output.rfind('\n');
   if (last_line != std::string::npos) output = output.substr(last_line + 1);
-  std::string command;
-  for (const std::string& arg : argv)
-    command += (command.empty() ? "" : " ") + arg;
-  return command + " exited with " + std::to_string(result.exit_code) +
+  return CommandLine(argv) + " exited with " + std::to_string(result.exit_code) +
          (output.empty() ? "" : ": " + output);
 }
 

@@ -1,7 +1,9 @@
-// Runs an external program (blkid, mkfs, fsck) to completion and captures its output. Blocks
-// until the program exits: call off the loop thread (uv_queue_work).
+// Runs an external program (blkid, mkfs, fsck, tune2fs, xfs_db, xfs_repair) under a time limit and
+// captures its output. Blocks until the program exits or its time is up: call off the loop thread
+// (uv_queue_work); any number of worker threads may run commands at once.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -9,16 +11,30 @@
 
 namespace oxide::node {
 
-struct CommandResult {
-  int exit_code = -1;  // -1 when killed by a signal
-  std::string output;  // stdout and stderr, interleaved
+// How long the node lets external commands run before it kills them.
+struct CommandLimits {
+  std::chrono::milliseconds format{std::chrono::minutes(10)};   // mkfs
+  std::chrono::milliseconds command{std::chrono::seconds(60)};  // blkid, fsck, tune2fs, xfs_*
 };
 
-// Runs argv[0] (looked up in PATH) with stdin from /dev/null. Fails only when the program cannot
-// be started; a non-zero exit is reported in the result.
-StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv);
+struct CommandResult {
+  int exit_code = -1;  // -1 when killed by a signal
+  std::string output;  // stdout and stderr, interleaved; the first 64 KiB
+};
 
-// "program: <last line of output>" for error messages.
+// Runs argv[0] (looked up in PATH) with stdin from /dev/null, in a process group of its own.
+// A non-zero exit is reported in the result; FAILED_PRECONDITION when the program cannot be
+// started. When it has not exited within `timeout`, its whole process group is killed (SIGKILL)
+// and DEADLINE_EXCEEDED returned. Whatever the program left running in its group when it exits is
+// killed too. A program stuck in the kernel (a hung device ignores SIGKILL until the I/O ends) is
+// waited for a few seconds after the kill, then left to a detached thread to reap.
+StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                   std::chrono::milliseconds timeout);
+
+// "program args exited with N: <last line of output>" for error messages.
 std::string DescribeFailure(const std::vector<std::string>& argv, const CommandResult& result);
+
+// The command line, arguments separated by spaces (for messages).
+std::string CommandLine(const std::vector<std::string>& argv);
 
 }  // namespace oxide::node

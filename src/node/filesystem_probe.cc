@@ -63,9 +63,9 @@ StatusOr<bool> EdgesAreZero(const std::string& device_node) {
 
 }  // namespace
 
-StatusOr<DeviceContent> ProbeDevice(const std::string& device_node) {
+StatusOr<DeviceContent> ProbeDevice(const std::string& device_node, const CommandLimits& limits) {
   std::vector<std::string> argv = {"blkid", "-p", "-o", "export", device_node};
-  auto run = RunCommand(argv);
+  auto run = RunCommand(argv, limits.command);
   if (!run.ok()) return run.status();
   DeviceContent content;
   if (run->exit_code == 0) {
@@ -76,6 +76,7 @@ StatusOr<DeviceContent> ProbeDevice(const std::string& device_node) {
     } else if (values.count("TYPE") != 0 && values["USAGE"] == "filesystem") {
       content.kind = DeviceContent::Kind::kFilesystem;
       content.fs_type = values["TYPE"];
+      content.uuid = values["UUID"];
     } else {
       content.kind = DeviceContent::Kind::kUnknownData;
       content.detail = "signature " + (values.count("TYPE") != 0 ? values["TYPE"] : "unknown");

@@ -1,26 +1,30 @@
 // What a block device holds, so that the node never formats a disk with data on it: blkid's
 // low-level probe (filesystems, partition tables, RAID/LVM signatures) plus a check that the
-// first 8 MiB and the last MiB are zeros. Blocking: call off the loop thread.
+// first 8 MiB and the last MiB are zeros. Blocking (blkid runs under `limits.command`): call off
+// the loop thread; safe from several worker threads at once.
 #pragma once
 
 #include <string>
 
+#include "node/command_runner.h"
 #include "util/status.h"
 
 namespace oxide::node {
 
 struct DeviceContent {
   enum class Kind {
-    kBlank,       // no signature and the first 8 MiB and the last MiB are zeross: safe to format
-    kFilesystem,  // fs_type says which
+    kBlank,           // no signature and the first 8 MiB and the last MiB are zeros: safe to format
+    kFilesystem,      // fs_type says which
     kPartitionTable,  // detail says which (gpt, dos, ...)
     kUnknownData,     // no signature but not zeros, or another signature (LVM, RAID, swap, ...)
   };
   Kind kind = Kind::kUnknownData;
   std::string fs_type;
   std::string detail;
+  std::string uuid;  // blkid's UUID of a kFilesystem (empty when it shows none)
 };
 
-StatusOr<DeviceContent> ProbeDevice(const std::string& device_node);
+// DEADLINE_EXCEEDED when blkid was killed at its time limit.
+StatusOr<DeviceContent> ProbeDevice(const std::string& device_node, const CommandLimits& limits);
 
 }  // namespace oxide::node

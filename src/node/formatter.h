@@ -1,10 +1,12 @@
-// Creates and checks filesystems (mkfs.ext4 / mkfs.xfs, fsck.ext4). Runs external programs and
-// blocks: call off the loop thread. The caller has established with ProbeDevice that the device
-// is blank before calling MakeFilesystem.
+// Creates and checks filesystems (mkfs.ext4 / mkfs.xfs, fsck.ext4) under the time limits of
+// CommandLimits. Runs external programs and blocks: call off the loop thread; safe from several
+// worker threads at once. The caller has established from the device itself (ProbeDevice,
+// ReadFilesystemHistory) that formatting destroys nothing before calling MakeFilesystem.
 #pragma once
 
 #include <string>
 
+#include "node/command_runner.h"
 #include "util/status.h"
 
 namespace oxide::node {
@@ -12,12 +14,25 @@ namespace oxide::node {
 // True for the filesystem types the node can create: "ext4" and "xfs".
 bool IsSupportedFilesystem(const std::string& fs_type);
 
-// `force` (mkfs.ext4 -F, mkfs.xfs -f) only to redo a format of our own that a crash interrupted.
-Status MakeFilesystem(const std::string& device_node, const std::string& fs_type,
-                      bool force = false);
+// True for a UUID in canonical form: 36 characters, lowercase hex digits and dashes (8-4-4-4-12),
+// not all zeros.
+bool IsCanonicalUuid(const std::string& uuid);
 
-// The check a filesystem needs before mounting: `fsck.ext4 -p` for ext4 (exit 0 or 1 is fine);
-// nothing for xfs, whose log is replayed by the kernel at mount (xfs_repair is not an fsck).
-Status CheckFilesystem(const std::string& device_node, const std::string& fs_type);
+// A new random (version 4) UUID in canonical form, from /proc/sys/kernel/random/uuid or, when
+// that cannot be read, from std::random_device.
+std::string NewFilesystemUuid();
+
+// mkfs.ext4 -q [-F] -U <uuid> | mkfs.xfs -q [-f] -m uuid=<uuid>, within `limits.format`.
+// `force` (-F, -f) only to redo a format of our own that a crash interrupted. INVALID_ARGUMENT
+// for another type or a `uuid` that is not canonical (IsCanonicalUuid); DEADLINE_EXCEEDED when
+// mkfs was killed at its time limit; INTERNAL when it failed.
+Status MakeFilesystem(const std::string& device_node, const std::string& fs_type, bool force,
+                      const std::string& uuid, const CommandLimits& limits);
+
+// The check a filesystem needs before mounting, within `limits.command`: `fsck.ext4 -p` for ext4
+// (exit 0 or 1 is fine); nothing for xfs, whose log is replayed by the kernel at mount
+// (xfs_repair is not an fsck).
+Status CheckFilesystem(const std::string& device_node, const std::string& fs_type,
+                       const CommandLimits& limits);
 
 }  // namespace oxide::node

@@ -2,14 +2,18 @@
 
 #include <sys/mount.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
-#include "util/log.h"
+#include "node/kernel_log.h"
 
 namespace oxide::node {
 namespace {
@@ -64,12 +68,56 @@ constexpr const char* kRejected[] = {"bind",        "rbind",        "remount",  
                                      "loop",        "user",         "users",      "owner",
                                      "noauto",      "auto",         "_netdev"};
 
-Status Errno(const std::string& what) {
+Status Errno(const std::string& what, const std::string& einval_hint = "") {
   int error = errno;
   std::string message = what + ": " + std::strerror(error);
-  if (error == EINVAL) return InvalidArgument(message + " (check fs_type and mount_flags)");
+  if (error == EINVAL) return InvalidArgument(message + einval_hint);
   if (error == ENOENT || error == ENOTDIR) return NotFound(message);
   return Internal(message);
+}
+
+std::string Join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string joined;
+  for (const std::string& item : items)
+    joined += (joined.empty() ? "" : separator) + item;
+  return joined;
+}
+
+// Whether the kernel's explanation is about the mount's options ("ext4: Unknown parameter 'x'",
+// "XFS (loop3): invalid logbufs value: 99").
+bool AboutOptions(const std::vector<std::string>& said) {
+  for (const std::string& line : said) {
+    std::string lower = line;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.find("parameter") != std::string::npos || lower.find("option") != std::string::npos ||
+        (lower.find("invalid ") != std::string::npos &&
+         lower.find(" value") != std::string::npos)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The error of a failed mount(2) (errno set), with what the kernel said about it.
+Status MountError(const std::string& what, const std::vector<std::string>& said) {
+  const int error = errno;
+  if (said.empty()) return Errno(what, " (check fs_type and mount_flags)");
+  const std::string message =
+      what + ": " + std::strerror(error) + "; the kernel said: " + Join(said, "; ");
+  if (AboutOptions(said)) return InvalidArgument(message + " (check mount_flags)");
+  if (error == EINVAL || error == EUCLEAN || error == EBADMSG || error == EIO) {
+    return FailedPrecondition(message);  // a duplicate UUID, corruption, a failing disk
+  }
+  if (error == ENOENT || error == ENOTDIR) return NotFound(message);
+  return Internal(message);
+}
+
+// "loop3" for /dev/loop3, also through a symlink (/dev/disk/by-id/...).
+std::string DeviceName(const std::string& device_node) {
+  char resolved[PATH_MAX];
+  std::string path = realpath(device_node.c_str(), resolved) != nullptr ? resolved : device_node;
+  return path.substr(path.rfind('/') + 1);
 }
 
 }  // namespace
@@ -162,22 +210,28 @@ StatusOr<MountOptions> ParseMountFlags(const std::vector<std::string>& mount_fla
 
 Status MountFilesystem(const std::string& device_node, const std::string& target,
                        const std::string& fs_type, const MountOptions& options) {
+  std::string data = options.data;
+  if (fs_type == "xfs" && !HasOption(data, "nouuid")) data += data.empty() ? "nouuid" : ",nouuid";
+  KernelLogCursor log;  // what the kernel logs from here on explains a failure
   if (mount(device_node.c_str(), target.c_str(), fs_type.c_str(), options.flags,
-            options.data.empty() ? nullptr : options.data.c_str()) != 0) {
-    return Errno("mount " + device_node + " on " + target + " (" + fs_type + ")");
+            data.empty() ? nullptr : data.c_str()) == 0) {
+    return Status::Ok();
   }
-  return Status::Ok();
+  const int error = errno;
+  std::vector<std::string> said = log.MessagesAbout(DeviceName(device_node), fs_type, 5);
+  errno = error;
+  return MountError("mount " + device_node + " on " + target + " (" + fs_type + ")", said);
 }
 
 Status BindMount(const std::string& source, const std::string& target, bool readonly,
                  const MountOptions& options) {
   if (mount(source.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0) {
-    return Errno("bind mount " + source + " on " + target);
+    return Errno("bind mount " + source + " on " + target, " (check mount_flags)");
   }
   unsigned long flags = options.flags | (readonly ? MS_RDONLY : 0);
   if (flags != 0) {
     if (mount(nullptr, target.c_str(), nullptr, MS_REMOUNT | MS_BIND | flags, nullptr) != 0) {
-      Status failed = Errno("remount of the bind mount " + target);
+      Status failed = Errno("remount of the bind mount " + target, " (check mount_flags)");
       umount2(target.c_str(), 0);
       return failed;
     }
@@ -185,20 +239,37 @@ Status BindMount(const std::string& source, const std::string& target, bool read
   return Status::Ok();
 }
 
-Status Unmount(const std::string& target) {
-  for (int attempt = 0; attempt < 10; ++attempt) {
+Status Unmount(const std::string& target, std::chrono::milliseconds busy_wait) {
+  const auto deadline = std::chrono::steady_clock::now() + busy_wait;
+  for (;;) {
     if (umount2(target.c_str(), UMOUNT_NOFOLLOW) == 0) return Status::Ok();
     if (errno != EBUSY) return Errno("unmount " + target);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) break;
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(50)));
   }
-  log::Warn(
-      "mount still busy after 1 s: detaching it lazily (the kernel finishes the unmount "
-      "when the last user closes it)",
-      {{"path", target}});
-  if (umount2(target.c_str(), UMOUNT_NOFOLLOW | MNT_DETACH) != 0) {
-    return Errno("lazy unmount " + target);
+  std::vector<std::string> reasons;
+  if (std::vector<std::string> holders = HoldersOf(target); !holders.empty()) {
+    reasons.push_back("still in use by " + Join(holders, ", "));
   }
-  return Status::Ok();
+  if (auto mounts = ReadMountInfo(); mounts.ok()) {
+    std::vector<std::string> below;
+    for (const MountEntry& entry : *mounts) {
+      if (below.size() < 5 && entry.mount_point.size() > target.size() + 1 &&
+          entry.mount_point.compare(0, target.size() + 1, target + "/") == 0) {
+        below.push_back(entry.mount_point);
+      }
+    }
+    if (!below.empty()) reasons.push_back("mounts below it: " + Join(below, ", "));
+  }
+  if (reasons.empty()) {
+    reasons.push_back(
+        "no process of this mount namespace holds it (the kernel, or a process "
+        "in another namespace, does)");
+  }
+  return FailedPrecondition(target + " is busy: " + Join(reasons, "; ") +
+                            "; the unmount is retried when they let go");
 }
 
 }  // namespace oxide::node

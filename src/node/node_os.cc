@@ -1,43 +1,100 @@
 #include "node/node_os.h"
 
+#include "node/volume_ops.h"
+
 namespace oxide::node {
+namespace {
+
+std::string Describe(const MountEntry& entry) {
+  return entry.source + " (" + entry.fs_type + ", device " + std::to_string(entry.major) + ":" +
+         std::to_string(entry.minor) + ")";
+}
+
+}  // namespace
 
 StatusOr<BlockDevice> HostOs::FindDevice(const std::string& serial) {
   return FindDeviceBySerial(sysfs_root_, serial);
 }
 
-StatusOr<StagePlan> HostOs::PlanStaging(const BlockDevice& device, const std::string& path,
-                                        const std::string& fs_type, bool format_intent) {
-  return node::PlanStaging(device, path, fs_type, format_intent);
+StatusOr<StagePlan> HostOs::PlanStaging(const BlockDevice& device, const StageInputs& inputs) {
+  return node::PlanStaging(device, inputs, limits_);
 }
 
-Status HostOs::FormatAndMount(const BlockDevice& device, const std::string& path,
-                              const std::string& fs_type, const MountOptions& options, bool format,
-                              bool redo) {
-  return node::FormatAndMount(device, path, fs_type, options, format, redo);
+Status HostOs::CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
+                               const StageInputs& inputs) {
+  return node::CarryOutStaging(device, plan, inputs, limits_);
 }
 
-Status HostOs::PublishBind(const BlockDevice& device, bool block, const std::string& source,
-                           const std::string& target, bool readonly, const MountOptions& options) {
-  return node::PublishBind(device, block, source, target, readonly, options);
+StatusOr<BlockDevice> HostOs::VerifyStaged(const std::string& serial, bool block,
+                                           const std::string& staging_path) {
+  StatusOr<BlockDevice> device = FindDeviceBySerial(sysfs_root_, serial);
+  if (!device.ok() || block) return device;
+  auto mounts = ReadMountInfo();
+  if (!mounts.ok()) return mounts.status();
+  auto entry = FindMount(*mounts, staging_path);
+  if (!entry) {
+    return FailedPrecondition("nothing is mounted at the staging path " + staging_path +
+                              " (the volume's device is " + device->node + ")");
+  }
+  if (!MountBelongsTo(*entry, *device, false, staging_path)) {
+    return FailedPrecondition("the staging path " + staging_path + " holds " + Describe(*entry) +
+                              ", not the volume's device " + device->node + " (serial " + serial +
+                              ", device " + device->Number() + ")");
+  }
+  return device;
 }
 
-Status HostOs::UnmountAndRemove(const BlockDevice* device, bool block, const std::string& path,
-                                bool remove) {
-  return node::UnmountAndRemove(device, block, path, remove);
+StatusOr<BlockDevice> HostOs::PublishVolume(const std::string& serial, bool block,
+                                            const std::string& staging_path,
+                                            const std::string& target, bool readonly,
+                                            const MountOptions& options) {
+  StatusOr<BlockDevice> device = VerifyStaged(serial, block, staging_path);
+  if (!device.ok()) {
+    return FailedPrecondition("volume not published: " + device.status().message() +
+                              "; call NodeStageVolume again");
+  }
+  const std::string source = block ? device->node : staging_path;
+  Status bound = PublishBind(*device, block, source, target, readonly, options);
+  if (!bound.ok()) return bound;
+  return device;
 }
 
-std::string HostOs::VolumeProblem(const BlockDevice& device, bool block, const std::string& path,
-                                  bool expect_mount, bool expect_readonly) {
-  return node::VolumeProblem(sysfs_root_, device, block, path, expect_mount, expect_readonly);
+Status HostOs::UnmountVolumePath(const std::string& serial,
+                                 const std::optional<BlockDevice>& recorded, bool block,
+                                 const std::string& path) {
+  StatusOr<BlockDevice> found = serial.empty() ? StatusOr<BlockDevice>(NotFound("no serial"))
+                                               : FindDeviceBySerial(sysfs_root_, serial);
+  const BlockDevice* device = found.ok() ? &*found : recorded ? &*recorded : nullptr;
+  Status unmounted = UnmountAndRemove(device, block, path, true);
+  // A mount made when the disk had its recorded device number, which it has since lost (a
+  // detach and attach while mounted): still our mount at our path.
+  if (!unmounted.ok() && unmounted.code() == StatusCode::kFailedPrecondition && found.ok() &&
+      recorded && recorded->Number() != found->Number()) {
+    return UnmountAndRemove(&*recorded, block, path, true);
+  }
+  return unmounted;
 }
 
-StatusOr<FilesystemUsage> HostOs::UsageOf(const std::string& path) {
-  return node::UsageOf(path);
-}
-
-StatusOr<int64_t> HostOs::BlockDeviceBytes(const std::string& device_node) {
-  return node::BlockDeviceBytes(device_node);
+VolumeMeasurement HostOs::MeasureVolume(const std::string& serial, bool block,
+                                        const std::string& path, bool expect_mount,
+                                        bool expect_readonly) {
+  VolumeMeasurement measured;
+  StatusOr<BlockDevice> device = FindDeviceBySerial(sysfs_root_, serial);
+  if (!device.ok()) {
+    measured.problem =
+        "the volume's disk has vanished from this node: " + device.status().message();
+    return measured;
+  }
+  measured.problem =
+      VolumeProblem(sysfs_root_, *device, block, path, expect_mount, expect_readonly);
+  if (block) {
+    StatusOr<int64_t> bytes = BlockDeviceBytes(device->node);
+    if (bytes.ok()) measured.block_bytes = *bytes;
+  } else if (measured.problem.empty() || measured.problem.find("read-only") != std::string::npos) {
+    StatusOr<FilesystemUsage> usage = UsageOf(path);
+    if (usage.ok()) measured.usage = *usage;
+  }
+  return measured;
 }
 
 }  // namespace oxide::node

@@ -1,20 +1,30 @@
-// The node's operating-system work behind one interface: find a disk's block device, plan and
-// carry out formatting and mounting, bind-mount for publishing, unmount, and read a volume's
-// health and usage. HostOs does it on this machine (sysfs, blkid, mkfs, fsck, mount(2), statvfs);
-// tests put a double in its place that can fail any call. Every method blocks: call them from
-// libuv worker threads (RunBlocking), never on the loop thread. Implementations must be safe to
-// call from several worker threads at once.
+// The node's operating-system work behind one interface. The node's rows are hints: every
+// volume-level call here re-derives the volume's device from its NVMe serial (sysfs) and the
+// mount table before it touches a device or hands a path on. HostOs does it on this machine
+// (sysfs, blkid, mkfs, fsck, mount(2), statvfs, every command under a time limit); tests put a
+// double in its place that can fail any call. Every method blocks: call them from libuv worker
+// threads (RunBlocking), never on the loop thread. Implementations must be safe to call from
+// several worker threads at once.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "node/command_runner.h"
 #include "node/device_finder.h"
 #include "node/mounter.h"
-#include "node/volume_ops.h"
+#include "node/stage_plan.h"
 #include "node/volume_stats.h"
 #include "util/status.h"
 
 namespace oxide::node {
+
+// The health and usage of a staged or published volume, measured on the device found by serial.
+struct VolumeMeasurement {
+  std::string problem;  // empty: healthy
+  std::optional<FilesystemUsage> usage;
+  std::optional<int64_t> block_bytes;
+};
 
 class NodeOs {
  public:
@@ -22,47 +32,56 @@ class NodeOs {
 
   // See FindDeviceBySerial: NOT_FOUND while the device has not appeared.
   virtual StatusOr<BlockDevice> FindDevice(const std::string& serial) = 0;
-  // See PlanStaging, FormatAndMount, PublishBind and UnmountAndRemove (node/volume_ops.h).
-  virtual StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const std::string& path,
-                                          const std::string& fs_type, bool format_intent) = 0;
-  virtual Status FormatAndMount(const BlockDevice& device, const std::string& path,
-                                const std::string& fs_type, const MountOptions& options,
-                                bool format, bool redo) = 0;
-  virtual Status PublishBind(const BlockDevice& device, bool block, const std::string& source,
-                             const std::string& target, bool readonly,
-                             const MountOptions& options) = 0;
-  virtual Status UnmountAndRemove(const BlockDevice* device, bool block, const std::string& path,
-                                  bool remove) = 0;
-  // See VolumeProblem: empty when healthy.
-  virtual std::string VolumeProblem(const BlockDevice& device, bool block, const std::string& path,
-                                    bool expect_mount, bool expect_readonly) = 0;
-  virtual StatusOr<FilesystemUsage> UsageOf(const std::string& path) = 0;
-  virtual StatusOr<int64_t> BlockDeviceBytes(const std::string& device_node) = 0;
+  // See PlanStaging and CarryOutStaging (node/stage_plan.h).
+  virtual StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs) = 0;
+  virtual Status CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
+                                 const StageInputs& inputs) = 0;
+  // A staged volume as it is now: its device by `serial`, and for a mount volume the mount of
+  // that device at `staging_path`. FAILED_PRECONDITION naming what is there instead (or NOT_FOUND
+  // when no device has the serial): the staging row is stale.
+  virtual StatusOr<BlockDevice> VerifyStaged(const std::string& serial, bool block,
+                                             const std::string& staging_path) = 0;
+  // Publishes after VerifyStaged: binds the device found by serial (block) or the staging mount
+  // of that device (mount) onto `target`. Returns the device it bound.
+  virtual StatusOr<BlockDevice> PublishVolume(const std::string& serial, bool block,
+                                              const std::string& staging_path,
+                                              const std::string& target, bool readonly,
+                                              const MountOptions& options) = 0;
+  // Unmounts every mount at `path` that belongs to the volume (its device by serial, or
+  // `recorded`, the device the row says was mounted there) and removes `path`; a mount of
+  // anything else is refused with FAILED_PRECONDITION, a busy one too (never detached lazily).
+  virtual Status UnmountVolumePath(const std::string& serial,
+                                   const std::optional<BlockDevice>& recorded, bool block,
+                                   const std::string& path) = 0;
+  // The volume at `path` measured on the device found by serial.
+  virtual VolumeMeasurement MeasureVolume(const std::string& serial, bool block,
+                                          const std::string& path, bool expect_mount,
+                                          bool expect_readonly) = 0;
 };
 
 // This machine, with sysfs read under `sysfs_root` ("/sys" in production).
 class HostOs final : public NodeOs {
  public:
-  explicit HostOs(std::string sysfs_root) : sysfs_root_(std::move(sysfs_root)) {}
+  HostOs(std::string sysfs_root, CommandLimits limits)
+      : sysfs_root_(std::move(sysfs_root)), limits_(limits) {}
 
   StatusOr<BlockDevice> FindDevice(const std::string& serial) override;
-  StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const std::string& path,
-                                  const std::string& fs_type, bool format_intent) override;
-  Status FormatAndMount(const BlockDevice& device, const std::string& path,
-                        const std::string& fs_type, const MountOptions& options, bool format,
-                        bool redo) override;
-  Status PublishBind(const BlockDevice& device, bool block, const std::string& source,
-                     const std::string& target, bool readonly,
-                     const MountOptions& options) override;
-  Status UnmountAndRemove(const BlockDevice* device, bool block, const std::string& path,
-                          bool remove) override;
-  std::string VolumeProblem(const BlockDevice& device, bool block, const std::string& path,
-                            bool expect_mount, bool expect_readonly) override;
-  StatusOr<FilesystemUsage> UsageOf(const std::string& path) override;
-  StatusOr<int64_t> BlockDeviceBytes(const std::string& device_node) override;
+  StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs) override;
+  Status CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
+                         const StageInputs& inputs) override;
+  StatusOr<BlockDevice> VerifyStaged(const std::string& serial, bool block,
+                                     const std::string& staging_path) override;
+  StatusOr<BlockDevice> PublishVolume(const std::string& serial, bool block,
+                                      const std::string& staging_path, const std::string& target,
+                                      bool readonly, const MountOptions& options) override;
+  Status UnmountVolumePath(const std::string& serial, const std::optional<BlockDevice>& recorded,
+                           bool block, const std::string& path) override;
+  VolumeMeasurement MeasureVolume(const std::string& serial, bool block, const std::string& path,
+                                  bool expect_mount, bool expect_readonly) override;
 
  private:
   const std::string sysfs_root_;
+  const CommandLimits limits_;
 };
 
 }  // namespace oxide::node

@@ -9,8 +9,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include "node/filesystem_probe.h"
-#include "node/formatter.h"
 #include "util/log.h"
 
 namespace oxide::node {
@@ -72,53 +70,6 @@ Status RemovePath(const std::string& path) {
 }
 
 }  // namespace
-
-StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const std::string& staging_path,
-                                const std::string& fs_type, bool format_intent) {
-  auto mounts = ReadMountInfo();
-  if (!mounts.ok()) return mounts.status();
-  if (auto entry = FindMount(*mounts, staging_path)) {
-    if (MountBelongsTo(*entry, device, false, staging_path)) return StagePlan::kMounted;
-    return FailedPrecondition("something else (" + entry->source + ", " + entry->fs_type +
-                              ") is already mounted at " + staging_path +
-                              "; refusing to mount over it");
-  }
-  auto content = ProbeDevice(device.node);
-  if (!content.ok()) return content.status();
-  switch (content->kind) {
-    case DeviceContent::Kind::kBlank:
-      return StagePlan::kFormat;
-    case DeviceContent::Kind::kFilesystem:
-      if (content->fs_type == fs_type) {
-        // With the intent, the signature may be mkfs's unfinished work: formatted again.
-        return format_intent ? StagePlan::kFormat : StagePlan::kMount;
-      }
-      return FailedPrecondition(device.node + " already holds a " + content->fs_type +
-                                " filesystem but the volume capability asks for " + fs_type +
-                                "; it is never reformatted");
-    case DeviceContent::Kind::kUnknownData:
-      if (format_intent) return StagePlan::kFormat;
-      break;
-    case DeviceContent::Kind::kPartitionTable:
-      break;
-  }
-  return FailedPrecondition(device.node + " holds data (" + content->detail +
-                            "); refusing to format it");
-}
-
-Status FormatAndMount(const BlockDevice& device, const std::string& staging_path,
-                      const std::string& fs_type, const MountOptions& options, bool format,
-                      bool redo) {
-  if (format) {
-    Status made = MakeFilesystem(device.node, fs_type, redo);
-    if (!made.ok()) return made;
-  }
-  Status checked = CheckFilesystem(device.node, fs_type);
-  if (!checked.ok()) return checked;
-  Status dir = CreateDirectory(staging_path);
-  if (!dir.ok()) return dir;
-  return MountFilesystem(device.node, staging_path, fs_type, options);
-}
 
 Status PublishBind(const BlockDevice& device, bool block, const std::string& source,
                    const std::string& target, bool readonly, const MountOptions& options) {

@@ -1,6 +1,6 @@
-// The blocking sequences behind the node RPCs, composed from the helpers of this folder: stage
-// (plan: probe, format only when blank or to redo our own interrupted format; check, mount),
-// publish (bind mount), unmount-and-remove, and the health of a mounted or published volume. Every
+// The blocking sequences behind the node RPCs, composed from the helpers of this folder: publish
+// (bind mount), unmount-and-remove, and the health of a mounted or published volume (staging is
+// node/stage_plan.h). Every
 // function blocks: call them from uv_queue_work, never on the loop thread. Each is idempotent: a
 // repeat after a crash finds the work done and answers OK.
 #pragma once
@@ -18,22 +18,6 @@ namespace oxide::node {
 bool MountBelongsTo(const MountEntry& entry, const BlockDevice& device, bool block,
                     const std::string& path);
 
-// What staging `device` at `staging_path` needs. kMounted: it is already mounted there. kMount:
-// it holds a `fs_type` filesystem. kFormat: it is blank — or `format_intent` says a format of
-// ours began on it (the device was verified blank, then only our mkfs touched it) and it holds
-// our unfinished work: unknown data or a `fs_type` signature. Anything else (another filesystem,
-// a partition table, unknown data without the intent; something else mounted there) is never
-// formatted: FAILED_PRECONDITION, data untouched.
-enum class StagePlan { kMounted, kMount, kFormat };
-StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const std::string& staging_path,
-                                const std::string& fs_type, bool format_intent);
-
-// Carries out a plan: formats when `format` (forcing mkfs past the unfinished work of an
-// interrupted format when `redo`), checks the filesystem, creates `staging_path` and mounts.
-Status FormatAndMount(const BlockDevice& device, const std::string& staging_path,
-                      const std::string& fs_type, const MountOptions& options, bool format,
-                      bool redo);
-
 // Bind-mounts `source` (the staging directory, or the device node for block volumes) onto
 // `target`, created as a directory (or, for block, as an empty file). Already there with this
 // device → OK; something else mounted there → FAILED_PRECONDITION.
@@ -41,9 +25,9 @@ Status PublishBind(const BlockDevice& device, bool block, const std::string& sou
                    const std::string& target, bool readonly, const MountOptions& options);
 
 // Unmounts every mount at `path` that belongs to `device` (refusing any that does not, with
-// FAILED_PRECONDITION), then removes `path` (an empty directory or a regular file) when
-// `remove` is set. A missing path is fine. With `device` null, only an unmounted path is
-// accepted.
+// FAILED_PRECONDITION; one still busy after Unmount's wait fails the call the same way), then
+// removes `path` (an empty directory or a regular file) when `remove` is set. A missing path is
+// fine. With `device` null, only an unmounted path is accepted.
 Status UnmountAndRemove(const BlockDevice* device, bool block, const std::string& path,
                         bool remove);
 

@@ -1,5 +1,6 @@
 #include "control_api.h"
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "clock.h"
@@ -29,6 +30,10 @@ HttpResponse control_error(int status, const std::string& message) {
 nlohmann::ordered_json instance_view(const Instance& instance) {
   nlohmann::ordered_json out = to_api_json(instance);
   out["guest_local"] = instance.guest_local;
+  out["guest_sysfs_root"] = instance.guest_sysfs_root.empty()
+                                ? nlohmann::ordered_json(nullptr)
+                                : nlohmann::ordered_json(instance.guest_sysfs_root);
+  out["guest_device_order"] = instance.guest_device_order;
   return out;
 }
 
@@ -104,12 +109,33 @@ HttpResponse put_config(Model& model, const nlohmann::json& body) {
                             {"memory_quota", model.quota.memory}});
 }
 
-HttpResponse update_instance(Services& services, const std::string& selector,
-                             const nlohmann::json& body) {
-  Instance* instance = services.model.instance(canonical_uuid(selector));
-  for (auto& [id, candidate] : services.model.instances) {
+// The instance a control path names by id or name; nullptr when there is none.
+Instance* find_instance(Model& model, const std::string& selector) {
+  Instance* instance = model.instance(canonical_uuid(selector));
+  for (auto& [id, candidate] : model.instances) {
     if (instance == nullptr && candidate.name == selector) instance = &candidate;
   }
+  return instance;
+}
+
+// An absolute directory for a guest's own sysfs tree; never the kernel's own trees.
+std::string check_sysfs_root(const std::string& root) {
+  const std::filesystem::path path = std::filesystem::path(root).lexically_normal();
+  if (!path.is_absolute() || path == "/") {
+    throw std::invalid_argument("\"guest_sysfs_root\" must be an absolute path below /");
+  }
+  for (const char* kernel : {"/sys", "/proc", "/dev"}) {
+    const std::string text = path.string();
+    if (text == kernel || text.rfind(std::string(kernel) + "/", 0) == 0) {
+      throw std::invalid_argument("\"guest_sysfs_root\" must not be in " + std::string(kernel));
+    }
+  }
+  return path.string();
+}
+
+HttpResponse update_instance(Services& services, const std::string& selector,
+                             const nlohmann::json& body) {
+  Instance* instance = find_instance(services.model, selector);
   if (instance == nullptr) return control_error(404, "instance not found");
   if (body.contains("guest_local")) instance->guest_local = body.at("guest_local").get<bool>();
   if (body.contains("run_state")) {
@@ -118,6 +144,26 @@ HttpResponse update_instance(Services& services, const std::string& selector,
     instance->run_state = state;
   }
   set_run_state(services, *instance, instance->run_state);
+  return ordered_control_json(200, instance_view(*instance));
+}
+
+// POST /__sim/instances/{id-or-name}/device-order {"disk_names": [...]}: the order in which the
+// instance's disks get their loop devices at its starts from now on (the rest follow by name).
+HttpResponse set_device_order(Services& services, const std::string& selector,
+                              const nlohmann::json& body) {
+  Instance* instance = find_instance(services.model, selector);
+  if (instance == nullptr) return control_error(404, "instance not found");
+  auto names = body.find("disk_names");
+  if (names == body.end() || !names->is_array()) {
+    throw std::invalid_argument("\"disk_names\" (array of disk names) is required");
+  }
+  std::vector<std::string> order;
+  for (const auto& name : *names) {
+    if (!name.is_string()) throw std::invalid_argument("\"disk_names\": every entry is a string");
+    order.push_back(name.get<std::string>());
+  }
+  instance->guest_device_order = std::move(order);
+  services.model.put(*instance);
   return ordered_control_json(200, instance_view(*instance));
 }
 
@@ -223,6 +269,10 @@ HttpResponse route(ControlContext& context, const HttpRequest& request,
   if (what == "instances" && segments.size() == 3 && method == "PUT") {
     return update_instance(services, segments[2], body);
   }
+  if (what == "instances" && segments.size() == 4 && segments[3] == "device-order" &&
+      method == "POST") {
+    return set_device_order(services, segments[2], body);
+  }
   if (what == "freeze" && method == "POST") {
     const Target target = find_target(model, body, false);
     model.frozen.insert(target.kind + ":" + (target.id.empty() ? target.name : target.id));
@@ -316,6 +366,13 @@ Instance create_sim_instance(Services& services, const nlohmann::json& spec) {
   instance.run_state = spec.value("run_state", "running");
   check_run_state(instance.run_state);
   instance.guest_local = spec.value("guest_local", false);
+  if (spec.contains("guest_sysfs_root") && !spec.at("guest_sysfs_root").is_null()) {
+    instance.guest_sysfs_root = check_sysfs_root(require_string(spec, "guest_sysfs_root"));
+    std::string problem;
+    if (!services.guest.use_sysfs_root(instance.guest_sysfs_root, &problem)) {
+      throw std::invalid_argument(problem);
+    }
+  }
   instance.time_created = now_rfc3339();
   instance.time_modified = instance.time_created;
   set_run_state(services, instance, instance.run_state);

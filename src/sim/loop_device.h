@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,16 @@ struct LoopDevice {
   std::string path() const { return "/dev/" + name; }
 };
 
+// Which loop device to take: `preferred` ("loop7") if it is free, else the lowest free one
+// whose name is not in `avoid` (names another guest expects to get back at its next start).
+struct LoopChoice {
+  std::string preferred;
+  std::set<std::string> avoid;
+};
+
 // Binds a free loop device to `file` with the given logical block size.
 std::optional<LoopDevice> attach_loop_device(const std::string& file, uint32_t block_size,
-                                             std::string* error);
+                                             const LoopChoice& choice, std::string* error);
 
 // Unbinds /dev/<name>. Returns false with *error if the kernel refused.
 bool detach_loop_device(const std::string& name, std::string* error);

@@ -110,6 +110,8 @@ nlohmann::json to_record(const Snapshot& snapshot) {
 nlohmann::json to_record(const Instance& instance) {
   nlohmann::json out = to_api_json(instance);
   out["guest_local"] = instance.guest_local;
+  out["guest_sysfs_root"] = instance.guest_sysfs_root;
+  out["guest_device_order"] = instance.guest_device_order;
   return out;
 }
 
@@ -168,6 +170,8 @@ void from_record(const nlohmann::json& record, Instance* out) {
   out->time_created = record.at("time_created");
   out->time_modified = record.at("time_modified");
   out->guest_local = record.value("guest_local", false);
+  out->guest_sysfs_root = record.value("guest_sysfs_root", "");
+  out->guest_device_order = record.value("guest_device_order", std::vector<std::string>{});
 }
 
 }  // namespace oxide_sim

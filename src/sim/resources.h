@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace oxide_sim {
 
@@ -47,6 +48,10 @@ struct Instance {
   bool enable_jumbo_frames = false;
   std::string time_created, time_modified;
   bool guest_local = false;  // simulator-only: this machine is the instance's guest
+  // Simulator-only: where this guest's disks appear (absolute path; empty: the default tree).
+  std::string guest_sysfs_root;
+  // Simulator-only: disk names that get their loop devices first, in this order, at a start.
+  std::vector<std::string> guest_device_order;
 };
 
 struct Quota {

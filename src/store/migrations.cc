@@ -59,6 +59,10 @@ const std::vector<Migration>& Migrations() {
       {5, "commit heartbeat",
        "CREATE TABLE heartbeat (id INTEGER PRIMARY KEY CHECK (id = 1),"
        " written_ms INTEGER NOT NULL) STRICT;"},
+      // The UUID our mkfs writes, recorded with the format intent before mkfs runs: a resumed
+      // intent formats again only a device that is blank or holds our own unfinished work.
+      {6, "node format intent uuid",
+       "ALTER TABLE node_stagings ADD COLUMN format_uuid TEXT NOT NULL DEFAULT '';"},
   };
   return migrations;
 }

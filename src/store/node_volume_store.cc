@@ -7,7 +7,7 @@ namespace {
 
 constexpr const char* kStagingColumns =
     "volume_id, staging_path, state, capability, block, fs_type, serial, device_name, "
-    "device_number";
+    "device_number, format_uuid";
 constexpr const char* kPublicationColumns =
     "target_path, volume_id, state, staging_path, capability, readonly";
 
@@ -30,7 +30,7 @@ NodeVolumeStore::NodeVolumeStore(StateDb* db, GroupCommit* commit)
   sqlite3* h = db->handle();
   put_staging_ =
       Statement(h, std::string("INSERT OR REPLACE INTO node_stagings (") + kStagingColumns +
-                       ", updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+                       ", updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   delete_staging_ = Statement(h, "DELETE FROM node_stagings WHERE volume_id = ?1");
   put_publication_ =
       Statement(h, std::string("INSERT OR REPLACE INTO node_publications (") + kPublicationColumns +
@@ -51,7 +51,8 @@ void NodeVolumeStore::Load(sqlite3* db) {
                    .fs_type = stagings.ColumnText(5),
                    .serial = stagings.ColumnText(6),
                    .device_name = stagings.ColumnText(7),
-                   .device_number = stagings.ColumnText(8)};
+                   .device_number = stagings.ColumnText(8),
+                   .format_uuid = stagings.ColumnText(9)};
     std::string key = row.volume_id;
     stagings_.Load(key, std::move(row));
   }
@@ -94,7 +95,8 @@ void NodeVolumeStore::PutStaging(const StagingRow& row) {
         .Bind(7, row.serial)
         .Bind(8, row.device_name)
         .Bind(9, row.device_number)
-        .Bind(10, now)
+        .Bind(10, row.format_uuid)
+        .Bind(11, now)
         .Run(db);
   });
   stagings_.Write(batch, row.volume_id, row);

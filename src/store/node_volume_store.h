@@ -22,8 +22,10 @@ namespace oxide::store {
 // States of a row. Staging rows: kStaging → [kFormatting →] kStaged → kUnstaging → (deleted);
 // publication rows: kPublishing → kPublished → kUnpublishing → (deleted). kStale: the mount is
 // gone (e.g. reboot); the CO's retry redoes the work. kFormatting: the device (serial) was
-// verified blank and our mkfs may have begun: a crash leaves the intent, and the retry for the
-// same volume and serial formats again instead of refusing the half-written device.
+// verified blank and our mkfs (writing format_uuid) may have begun: a crash leaves the intent,
+// and the retry for the same volume and serial formats again a device that is blank or holds our
+// own unfinished mkfs work, never a complete or since-mounted filesystem (docs/node-safety.md).
+// The device columns are hints: every call re-finds the device by serial.
 inline constexpr const char* kStaging = "staging";
 inline constexpr const char* kFormatting = "formatting";
 inline constexpr const char* kStaged = "staged";
@@ -43,6 +45,9 @@ struct StagingRow {
   std::string serial;
   std::string device_name;    // e.g. "nvme1n1"; empty until found
   std::string device_number;  // "major:minor"; empty until found
+  // kFormatting only: the UUID our mkfs writes (chosen before mkfs runs). A device holding a
+  // filesystem with another UUID, or one mounted since, is never formatted for this intent.
+  std::string format_uuid;
 };
 
 struct PublicationRow {

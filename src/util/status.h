@@ -96,6 +96,9 @@ inline Status FailedPrecondition(std::string m) {
 inline Status Internal(std::string m) {
   return {StatusCode::kInternal, std::move(m)};
 }
+inline Status DeadlineExceeded(std::string m) {
+  return {StatusCode::kDeadlineExceeded, std::move(m)};
+}
 inline Status Unavailable(std::string m) {
   return {StatusCode::kUnavailable, std::move(m)};
 }

@@ -153,8 +153,14 @@ TEST_F(ControllerTest, PublishAttachesAndTellsTheNodeHowToFindTheDevice) {
   nlohmann::json disk = SimDisk(volume.volume_id());
   EXPECT_EQ(disk["state"]["state"], "attached");
   EXPECT_EQ(disk["state"]["instance"], node);
+  EXPECT_EQ(response.publish_context().at("diskSizeBytes"),
+            std::to_string(disk["size"].get<uint64_t>()));
+  EXPECT_EQ(response.publish_context().at("diskSizeBytes"),
+            std::to_string(volume.capacity_bytes()));
   auto again = MustPublish(volume.volume_id(), node);
   EXPECT_EQ(again.publish_context().at("diskName"), disk_name);
+  EXPECT_EQ(again.publish_context().at("diskSizeBytes"),
+            response.publish_context().at("diskSizeBytes"));
 }
 
 TEST_F(ControllerTest, PublishErrors) {

@@ -204,7 +204,12 @@ class FormatCrashTest : public NodeTest {
     EXPECT_NE(plugin_->Log().find("kept the intent of an interrupted format"), std::string::npos);
     grpc::Status retried = Stage(volume, serial + "-x", staging, capability);
     EXPECT_TRUE(retried.ok()) << retried.error_message() << "\n" << plugin_->Log();
-    EXPECT_NE(plugin_->Log().find("formatting the volume again"), std::string::npos);
+    // A kill inside mkfs leaves its unfinished work, formatted again; a kill after mkfs had
+    // finished leaves a complete filesystem of ours, mounted as it is.
+    const std::string log = plugin_->Log();
+    EXPECT_TRUE(log.find("formatting the volume again") != std::string::npos ||
+                log.find("our interrupted format had completed") != std::string::npos)
+        << log;
     EXPECT_TRUE(Unstage(volume, staging).ok());
     std::string fsck;
     EXPECT_EQ(Shell("fsck.ext4 -n " + disk.node() + " 2>&1", &fsck), 0) << fsck;
@@ -274,13 +279,18 @@ TEST_F(FormatCrashTest, AnInterruptedFormatNeverLetsForeignDataBeFormatted) {
             0);
   grpc::Status refused = Stage("vol-c", foreign_serial + "-x", Path("c"), capability);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  // An unstage of vol-a keeps its intent (nothing was ever staged); its retry formats.
+  // An unstage of vol-a clears its intent (the CO gave the stage up; the volume may be used
+  // elsewhere before it comes back): the device alone decides, and its half-written state is
+  // never formatted without the intent.
   EXPECT_TRUE(Unstage("vol-a", Path("a")).ok());
+  const size_t before = plugin_->Log().size();
   grpc::Status again = Stage("vol-a", serial + "-x", Path("a"), capability);
-  ASSERT_TRUE(again.ok()) << again.error_message();
-  ASSERT_TRUE(Unstage("vol-a", Path("a")).ok());
-  std::string fsck;
-  EXPECT_EQ(Shell("fsck.ext4 -n " + disk.node() + " 2>&1", &fsck), 0) << fsck;
+  EXPECT_EQ(plugin_->Log().find("formatting", before), std::string::npos) << plugin_->Log();
+  if (again.ok()) {
+    ASSERT_TRUE(Unstage("vol-a", Path("a")).ok());
+  } else {
+    EXPECT_EQ(again.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << again.error_message();
+  }
 }
 
 }  // namespace

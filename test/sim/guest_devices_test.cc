@@ -1,15 +1,19 @@
 // Guest device emulation (root only): loop devices + sysfs-like tree appear and disappear
-// with the right serials; snapshot/restore copies data; no loop device leaks at exit.
+// with the right serials; per-instance sysfs roots; stable device order and name reuse across
+// an instance stop/start; snapshot/restore copies data; no loop device leaks at exit.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "sim_fixture.h"
+#include "wait_until.h"
 
 namespace sim_test {
 namespace {
@@ -63,6 +67,69 @@ class GuestDeviceTest : public SimTest {
   }
   void set_run_state(const std::string& state) {
     ASSERT_EQ(api().put("/__sim/instances/node", {{"run_state", state}}).status, 200);
+  }
+  // Serial ("name\n") -> loop device name, for every block entry under `root`.
+  static std::map<std::string, std::string> loops_by_serial(const std::string& root) {
+    std::map<std::string, std::string> out;
+    for (const auto& entry : fs::directory_iterator(fs::path(root) / "block")) {
+      out[read_text(entry.path() / "device" / "serial")] = entry.path().filename();
+    }
+    return out;
+  }
+  // Stops or starts the instance through the Oxide API and waits for the final run state.
+  void lifecycle(const std::string& instance, const std::string& action,
+                 const std::string& final_state) {
+    const std::string path = "/v1/instances/" + instance;
+    Reply reply = api().post(path + "/" + action + "?project=demo", nlohmann::json::object());
+    ASSERT_EQ(reply.status, 202) << reply.body;
+    ASSERT_TRUE(WaitUntil(
+        [&]() { return api().get(path + "?project=demo").json()["run_state"] == final_state; },
+        std::chrono::seconds(10), instance + " " + final_state));
+  }
+  // Two disks seen, stop, detach the first, attach a third, order it first, start: the third
+  // disk takes the loop device name the first one had (node "reboot" tests rely on this).
+  void expect_name_reuse_across_stop_start() {
+    control_instance("node", "stopped", true);
+    create_disk("first", 1);
+    create_disk("second", 2);
+    create_disk("third", 3);
+    attach("node", "first");
+    attach("node", "second");
+    lifecycle("node", "start", "running");
+    const auto before = loops_by_serial(dir_ + "/sys");
+    ASSERT_EQ(before.size(), 2U);
+    const std::string first_loop = before.at("first\n");
+    const std::string second_loop = before.at("second\n");
+
+    lifecycle("node", "stop", "stopped");
+    EXPECT_TRUE(visible().empty()) << "a stopped guest sees nothing";
+    EXPECT_TRUE(loops_backed_in(dir_ + "/backing").empty()) << "stop detaches the loop devices";
+    ASSERT_EQ(
+        api().post("/v1/instances/node/disks/detach?project=demo", {{"disk", "first"}}).status,
+        202);
+    attach("node", "third");
+    Reply order =
+        api().post("/__sim/instances/node/device-order", {{"disk_names", {"third", "second"}}});
+    ASSERT_EQ(order.status, 200) << order.body;
+    EXPECT_EQ(order.json()["guest_device_order"], nlohmann::json({"third", "second"}));
+    lifecycle("node", "start", "running");
+
+    const auto after = loops_by_serial(dir_ + "/sys");
+    ASSERT_EQ(after.size(), 2U);
+    EXPECT_EQ(after.at("third\n"), first_loop) << "the third disk reuses the first one's name";
+    EXPECT_EQ(after.at("second\n"), second_loop);
+    const fs::path reused = fs::path(dir_) / "sys" / "block" / first_loop;
+    EXPECT_EQ(read_text(reused / "device" / "serial"), "third\n");
+    EXPECT_EQ(read_text(reused / "size"), std::to_string(3 * kGiB / 512) + "\n");
+    EXPECT_EQ(read_text(reused / "dev"), read_text(fs::path("/sys/block") / first_loop / "dev"));
+    EXPECT_EQ(read_text(fs::path("/sys/block") / first_loop / "size"),
+              std::to_string(3 * kGiB / 512) + "\n");
+    std::set<std::string> nvme_serials;
+    for (int i = 0; i < 2; ++i) {
+      nvme_serials.insert(read_text(fs::path(dir_) / "sys" / "class" / "nvme" /
+                                    ("nvme" + std::to_string(i)) / "serial"));
+    }
+    EXPECT_EQ(nvme_serials, (std::set<std::string>{"second\n", "third\n"}));
   }
   std::string dir_;
 };
@@ -152,6 +219,105 @@ TEST_F(GuestDeviceTest, SnapshotAndRestoreCopyData) {
   EXPECT_EQ(back, pattern);
 }
 
+TEST_F(GuestDeviceTest, EachInstanceSeesItsDisksUnderItsOwnSysfsRoot) {
+  for (const std::string node : {"node-a", "node-b"}) {
+    Reply reply = api().post("/__sim/instances", {{"project", "demo"},
+                                                  {"name", node},
+                                                  {"run_state", "stopped"},
+                                                  {"guest_local", true},
+                                                  {"guest_sysfs_root", dir_ + "/" + node}});
+    ASSERT_EQ(reply.status, 201) << reply.body;
+    EXPECT_EQ(reply.json()["guest_sysfs_root"], dir_ + "/" + node);
+    EXPECT_TRUE(fs::is_directory(dir_ + "/" + node + "/block")) << "prepared at creation";
+  }
+  create_disk("disk-a", 1);
+  create_disk("disk-b", 2);
+  attach("node-a", "disk-a");
+  attach("node-b", "disk-b");
+  lifecycle("node-a", "start", "running");
+  lifecycle("node-b", "start", "running");
+  const auto seen_by_a = loops_by_serial(dir_ + "/node-a");
+  const auto seen_by_b = loops_by_serial(dir_ + "/node-b");
+  ASSERT_EQ(seen_by_a.size(), 1U);
+  ASSERT_EQ(seen_by_b.size(), 1U);
+  EXPECT_EQ(seen_by_a.begin()->first, "disk-a\n");
+  EXPECT_EQ(seen_by_b.begin()->first, "disk-b\n");
+  EXPECT_NE(seen_by_a.begin()->second, seen_by_b.begin()->second);
+  EXPECT_EQ(read_text(fs::path(dir_) / "node-a" / "class" / "nvme" / "nvme0" / "serial"),
+            "disk-a\n");
+  EXPECT_EQ(read_text(fs::path(dir_) / "node-b" / "class" / "nvme" / "nvme0" / "serial"),
+            "disk-b\n");
+  EXPECT_TRUE(visible().empty()) << "the default tree shows neither";
+  EXPECT_EQ(loops_backed_in(dir_ + "/backing").size(), 2U);
+
+  lifecycle("node-a", "stop", "stopped");
+  EXPECT_TRUE(loops_by_serial(dir_ + "/node-a").empty());
+  EXPECT_TRUE(fs::is_empty(dir_ + "/node-a/class/nvme"));
+  EXPECT_EQ(loops_by_serial(dir_ + "/node-b"), seen_by_b) << "the other guest is untouched";
+
+  Reply relative = api().post("/__sim/instances", {{"project", "demo"},
+                                                   {"name", "node-c"},
+                                                   {"guest_local", true},
+                                                   {"guest_sysfs_root", "relative/sys"}});
+  EXPECT_EQ(relative.status, 400) << relative.body;
+  Reply kernel = api().post("/__sim/instances", {{"project", "demo"},
+                                                 {"name", "node-c"},
+                                                 {"guest_local", true},
+                                                 {"guest_sysfs_root", "/sys/fake"}});
+  EXPECT_EQ(kernel.status, 400) << kernel.body;
+}
+
+TEST_F(GuestDeviceTest, StartReusesAStoppedDisksLoopNameInTheGivenOrder) {
+  expect_name_reuse_across_stop_start();
+}
+
+TEST_F(GuestDeviceTest, DeviceOrderErrors) {
+  control_instance("node", "stopped", true);
+  EXPECT_EQ(api().post("/__sim/instances/nowhere/device-order", {{"disk_names", {"a"}}}).status,
+            404);
+  EXPECT_EQ(api().post("/__sim/instances/node/device-order", {{"disk_names", "a"}}).status, 400);
+  EXPECT_EQ(api().post("/__sim/instances/node/device-order", {{"disk_names", {1}}}).status, 400);
+}
+
+class GuestStateDbTest : public GuestDeviceTest {
+ protected:
+  std::vector<std::string> sim_args() const override {
+    auto args = GuestDeviceTest::sim_args();
+    args.insert(args.end(), {"--state-db", dir_ + "/state.db"});
+    return args;
+  }
+};
+
+TEST_F(GuestStateDbTest, AnInstancesSysfsRootAndDeviceOrderOutliveARestart) {
+  Reply created = api().post("/__sim/instances", {{"project", "demo"},
+                                                  {"name", "node"},
+                                                  {"run_state", "stopped"},
+                                                  {"guest_local", true},
+                                                  {"guest_sysfs_root", dir_ + "/node"}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  create_disk("pv-a", 1);
+  attach("node", "pv-a");
+  ASSERT_EQ(api().post("/__sim/instances/node/device-order", {{"disk_names", {"pv-a"}}}).status,
+            200);
+  set_run_state("running");
+  ASSERT_EQ(loops_by_serial(dir_ + "/node").size(), 1U);
+  ASSERT_EQ(sim().stop(), 0);
+  EXPECT_TRUE(loops_by_serial(dir_ + "/node").empty()) << "exit removes the entries";
+
+  SimProcess restarted(sim_args());
+  ASSERT_TRUE(restarted.running());
+  HttpClient client(restarted.base_url());
+  const nlohmann::json state = client.get("/__sim/state").json();
+  ASSERT_EQ(state["instances"].size(), 1U);
+  EXPECT_EQ(state["instances"][0]["guest_sysfs_root"], dir_ + "/node");
+  EXPECT_EQ(state["instances"][0]["guest_device_order"], nlohmann::json({"pv-a"}));
+  const auto seen = loops_by_serial(dir_ + "/node");
+  ASSERT_EQ(seen.size(), 1U);
+  EXPECT_EQ(seen.begin()->first, "pv-a\n");
+  EXPECT_TRUE(visible().empty()) << "not in the default tree";
+  EXPECT_EQ(restarted.stop(), 0);
+}
+
 class GuestHotplugTest : public GuestDeviceTest {
  protected:
   std::vector<std::string> sim_args() const override {
@@ -173,6 +339,10 @@ TEST_F(GuestHotplugTest, AttachWhileRunningAppearsAndDetachRemoves) {
   ASSERT_EQ(api().post("/v1/instances/node/disks/detach?project=demo", {{"disk", "hot"}}).status,
             202);
   EXPECT_TRUE(visible().empty());
+}
+
+TEST_F(GuestHotplugTest, StartReusesAStoppedDisksLoopNameInTheGivenOrder) {
+  expect_name_reuse_across_stop_start();
 }
 
 TEST_F(GuestDeviceTest, SigkillThenRestartReleasesStaleLoopDevices) {

@@ -35,13 +35,16 @@ pid_t Spawn(const std::string& binary, const std::vector<std::string>& args,
             const std::map<std::string, std::string>& env, int out_fd, int err_fd) {
   std::vector<std::string> argv_strings{binary};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<std::string> env_strings{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  // A PATH in `env` replaces the default one (tests put stand-in commands first).
+  std::vector<std::string> env_strings{
+      "PATH=" + (env.count("PATH") != 0 ? env.at("PATH") : "/usr/sbin:/usr/bin:/sbin:/bin")};
   // Sanitizer settings reach the programs under test too (suppressions, halt_on_error).
   for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS"}) {
     if (const char* value = getenv(name)) env_strings.push_back(std::string(name) + "=" + value);
   }
-  for (const auto& [key, value] : env)
-    env_strings.push_back(key + "=" + value);
+  for (const auto& [key, value] : env) {
+    if (key != "PATH") env_strings.push_back(key + "=" + value);
+  }
   auto argv = CStrings(argv_strings);
   auto envp = CStrings(env_strings);
   pid_t pid = fork();

@@ -36,7 +36,8 @@ ProcessResult RunProgram(const std::string& binary, const std::vector<std::strin
 
 class PluginProcess {
  public:
-  // Starts the plugin; `env` is the whole environment it gets (plus PATH).
+  // Starts the plugin; `env` is the whole environment it gets (plus a default PATH unless `env`
+  // has one).
   PluginProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
                 std::string log_path);
   // Stops it if still running (SIGTERM, then SIGKILL) and fails the test if its log holds a

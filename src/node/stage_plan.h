@@ -1,0 +1,58 @@
+// What staging a mount volume's device needs, decided from the device itself (the node's rows
+// are only hints): already mounted, mount the filesystem it holds, format a blank device, or
+// format again our own unfinished mkfs work under a format intent. The rules, and why, are in
+// docs/node-safety.md. Every function blocks (mountinfo, blkid, tune2fs/xfs_db, fsck -n): call
+// them from a libuv worker thread, never on the loop thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "node/command_runner.h"
+#include "node/device_finder.h"
+#include "node/mounter.h"
+#include "util/status.h"
+
+namespace oxide::node {
+
+struct StageInputs {
+  std::string staging_path;
+  std::string fs_type;
+  MountOptions options;
+  // Non-empty: a format intent of ours on this volume: the UUID our interrupted mkfs wrote.
+  std::string intent_uuid;
+  // The size of the volume's disk as the controller published it; unset: not known (an older
+  // controller), not checked.
+  std::optional<uint64_t> expected_bytes;
+};
+
+enum class StageAction {
+  kAlreadyMounted,  // the staging path holds a mount of this device: nothing to do
+  kMount,           // the device holds a filesystem of the asked type: check and mount it
+  kFormat,          // the device is blank: mkfs, then mount
+  kReformat,        // our own mkfs was interrupted here (intent): mkfs again over its work
+};
+
+struct StagePlan {
+  StageAction action = StageAction::kMount;
+  std::string reason;  // what on the device decided it, for the log
+  // kFormat and kReformat: the UUID mkfs writes (the intent's when there is one, else a new one);
+  // recorded in the format intent before mkfs runs.
+  std::string uuid;
+};
+
+// Decides from the mount table and the device. Never kFormat/kReformat for a device holding a
+// complete filesystem, a filesystem with another UUID than the intent's, a filesystem mounted
+// since its mkfs, a partition table, or data without our intent; never for a device whose size
+// differs from `expected_bytes`. FAILED_PRECONDITION (data untouched) when the device cannot be
+// staged as asked.
+StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs,
+                                const CommandLimits& limits);
+
+// Carries out `plan`: mkfs writing plan.uuid (forced over our own work for kReformat), the
+// filesystem check, the staging directory and the mount.
+Status CarryOutStaging(const BlockDevice& device, const StagePlan& plan, const StageInputs& inputs,
+                       const CommandLimits& limits);
+
+}  // namespace oxide::node
