@@ -218,6 +218,13 @@ void NodeVolumeEngine::BeginStaging(const std::optional<StagingRow>& existing,
                  .device_name = "",
                  .device_number = "",
                  .format_uuid = format_intent ? existing->format_uuid : ""};
+  if (HasState(existing, NodeVolumeState::kStale)) {
+    // The device it last had stays recorded until the stage succeeds: it is what unpublish and
+    // unstage recognise a leftover mount by if this stage fails.
+    row.device_name = existing->device_name;
+    row.device_number = existing->device_number;
+    restaging_.insert(row.volume_id);
+  }
   // Durable with the device found below, before anything is formatted or mounted.
   if (Status moved = Move(row, format_intent ? E::kFormatResumed : E::kStageRequested);
       !moved.ok()) {
@@ -253,10 +260,12 @@ void NodeVolumeEngine::StageWithDevice(StagingRow row, node::StageInputs inputs,
                          finish);
     }
   }
-  row.device_name = device->name;
-  row.device_number = device->Number();
+  if (row.device_name.empty()) {  // a stale row keeps its last device until staged again
+    row.device_name = device->name;
+    row.device_number = device->Number();
+  }
   if (row.block) return MarkStaged(std::move(row), *device, "block", finish);
-  store_->PutStaging(row);  // the device, recorded before it is touched
+  store_->PutStaging(row);  // the intent, durable before the device is touched
   node::BlockDevice found = *device;
   WhenDurable(finish, [this, row, found, inputs, finish] {
     RunBlocking(
@@ -321,7 +330,10 @@ void NodeVolumeEngine::CarryOutPlan(StagingRow row, const node::BlockDevice& fou
 
 void NodeVolumeEngine::MarkStaged(StagingRow row, const node::BlockDevice& found, const char* how,
                                   Done finish) {
+  restaging_.erase(row.volume_id);
   row.format_uuid.clear();  // the intent ends with the staging
+  row.device_name = found.name;
+  row.device_number = found.Number();
   if (Status moved = Move(row, E::kStaged); !moved.ok()) return finish(moved);
   log::Info("volume staged", {{"volume_id", row.volume_id},
                               {"device", found.node},
@@ -332,8 +344,11 @@ void NodeVolumeEngine::MarkStaged(StagingRow row, const node::BlockDevice& found
 
 void NodeVolumeEngine::FailStaging(StagingRow row, const Status& status, Done finish) {
   // Nothing was mounted: the row goes and the retry starts over, unless it holds a format
-  // intent, which stays for the retry (the device decides, at the retry, what it is worth).
-  if (Status moved = Move(row, E::kStageFailed); !moved.ok()) return finish(moved);
+  // intent, which stays for the retry (the device decides, at the retry, what it is worth), or
+  // the stage began from a stale row, which stays stale with its last device.
+  const bool was_stale = restaging_.erase(row.volume_id) > 0;
+  const E event = was_stale && row.state == store::kStaging ? E::kRestageFailed : E::kStageFailed;
+  if (Status moved = Move(row, event); !moved.ok()) return finish(moved);
   log::Warn("staging failed", {{"volume_id", row.volume_id}, {"error", status.message()}});
   AnswerWhenDurable(finish, status);
 }
@@ -564,15 +579,17 @@ void NodeVolumeEngine::Health(const std::string& volume_id, const std::string& p
   if (Status checked = node::CheckVolumePath("volume_path", path); !checked.ok()) {
     return done(checked);
   }
-  const std::string key = volume_id + "\n" + path;
+  const bool expect_mount = published || !staging->block;
+  const bool readonly = published && publication->readonly;
+  const std::string key =
+      volume_id + "\n" + path + (expect_mount ? "\nmounted" : "\n") + (readonly ? "\nro" : "\nrw");
   auto [waiting, first] = measuring_.try_emplace(key);
   waiting->second.push_back(std::move(done));
   if (!first) return;  // joins the measurement under way
   RunBlocking(
       loop_,
-      [os = os_, serial = staging->serial, block = staging->block, path,
-       expect_mount = published || !staging->block,
-       readonly = published && publication->readonly]() -> StatusOr<VolumeHealth> {
+      [os = os_, serial = staging->serial, block = staging->block, path, expect_mount,
+       readonly]() -> StatusOr<VolumeHealth> {
         return os->MeasureVolume(serial, block, path, expect_mount, readonly);
       },
       [this, alive = alive_, key](StatusOr<VolumeHealth> health) {

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -136,7 +137,10 @@ class NodeVolumeEngine {
   store::GroupCommit* commit_;
   Tracker tracker_{"volume"};
   FormatGate formats_;
-  // Health measurements under way, by volume id and path: the callers waiting for each.
+  // Volumes whose stage began from a stale row: a failure leaves the row stale (kRestageFailed)
+  // with the device it last had, instead of deleting it.
+  std::set<std::string> restaging_;
+  // Health measurements under way, by volume id, path and expectations: the callers waiting.
   std::map<std::string, std::vector<std::function<void(StatusOr<VolumeHealth>)>>> measuring_;
   LoopAffinity affinity_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

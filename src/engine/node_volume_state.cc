@@ -42,6 +42,7 @@ constexpr std::array kTransitions = {
     Transition{S::kUnstaging, E::kUnstaged, kNoRow},
     Transition{S::kStaged, E::kMountVanished, S::kStale},
     Transition{S::kFormatting, E::kFormatAbandoned, kNoRow},
+    Transition{S::kStaging, E::kRestageFailed, S::kStale},
     // Publication rows.
     Transition{kNoRow, E::kPublishRequested, S::kPublishing},
     Transition{S::kPublishing, E::kPublishRequested, S::kPublishing},
@@ -64,11 +65,12 @@ constexpr std::array kStateNames = {store::kStaging,      store::kFormatting, st
                                     store::kUnstaging,    store::kPublishing, store::kPublished,
                                     store::kUnpublishing, store::kStale};
 
-constexpr std::array kEventNames = {
-    "stage requested",   "format resumed",    "format intended", "staged",
-    "stage failed",      "unstage requested", "unstage failed",  "unstaged",
-    "publish requested", "published",         "publish failed",  "unpublish requested",
-    "unpublish failed",  "unpublished",       "mount vanished",  "format abandoned"};
+constexpr std::array kEventNames = {"stage requested",  "format resumed", "format intended",
+                                    "staged",           "stage failed",   "unstage requested",
+                                    "unstage failed",   "unstaged",       "publish requested",
+                                    "published",        "publish failed", "unpublish requested",
+                                    "unpublish failed", "unpublished",    "mount vanished",
+                                    "format abandoned", "restage failed"};
 
 }  // namespace
 

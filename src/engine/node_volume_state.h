@@ -42,6 +42,8 @@ enum class NodeVolumeEvent {
   kMountVanished,       // the device or the mount behind a staged or published row is gone (or is
                         // another disk's): found at start-up, or by a repeated NodeStageVolume
   kFormatAbandoned,  // NodeUnstageVolume of a volume whose format never finished: the intent goes
+  kRestageFailed,    // a stage of a stale row failed: the row stays stale, with the device it last
+                     // had, so that unpublish and unstage can still unmount what is there
 };
 
 using NodeRowState = std::optional<NodeVolumeState>;  // nullopt: no row

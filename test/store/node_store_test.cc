@@ -19,7 +19,8 @@ StagingRow Staging(const std::string& id) {
           .fs_type = "ext4",
           .serial = "csi-0123456789abcdef",
           .device_name = "",
-          .device_number = ""};
+          .device_number = "",
+          .format_uuid = ""};
 }
 
 // A database, its store thread and the node store, on a loop the test turns.
