@@ -366,8 +366,14 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseInt("mkfs-timeout-seconds", v, 1, 86400, 10, &s.mkfs_timeout_seconds);
        }},
+      {"fsck-timeout-seconds", nullptr, "N", "600",
+       "node: limit on the filesystem check before a mount (a large filesystem used elsewhere may "
+       "need a long repair)",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("fsck-timeout-seconds", v, 1, 86400, 10, &s.fsck_timeout_seconds);
+       }},
       {"command-timeout-seconds", nullptr, "N", "60",
-       "node: limit on every other external command (blkid, fsck, tune2fs, xfs_db, xfs_repair)",
+       "node: limit on every other external command (blkid, tune2fs, xfs_db)",
        [](Settings& s, const std::string& v) {
          return ParseInt("command-timeout-seconds", v, 1, 3600, 10, &s.command_timeout_seconds);
        }},

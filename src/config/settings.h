@@ -81,7 +81,8 @@ struct Settings {
   int device_wait_seconds = 60;         // how long NodeStageVolume waits for the device to appear
   int max_volumes_per_node = 0;         // 0 = 12 minus the NVMe disks the plugin does not manage
   int mkfs_timeout_seconds = 600;       // one mkfs run, killed with its process group on expiry
-  int command_timeout_seconds = 60;     // blkid, fsck, tune2fs, xfs_db, xfs_repair
+  int fsck_timeout_seconds = 600;       // fsck before a mount (a repair may take long)
+  int command_timeout_seconds = 60;     // blkid, tune2fs, xfs_db
   int max_concurrent_formats = 2;       // mkfs runs at once; more wait their turn
 
   bool ServesController() const { return mode != Mode::kNode; }

@@ -46,6 +46,7 @@ NodeService::NodeService(const Settings& settings, const std::string& node_id, E
       store_(db, commit),
       os_(settings.sysfs_root,
           node::CommandLimits{.format = std::chrono::seconds(settings.mkfs_timeout_seconds),
+                              .check = std::chrono::seconds(settings.fsck_timeout_seconds),
                               .command = std::chrono::seconds(settings.command_timeout_seconds)}),
       waiter_(loop->uv(), clock, &os_, std::chrono::seconds(settings.device_wait_seconds)),
       engine_(loop->uv(), &os_, &waiter_, &store_, commit, settings.max_concurrent_formats) {

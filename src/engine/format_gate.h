@@ -31,6 +31,7 @@ class FormatGate {
     next();
   }
   int running() const { return running_; }
+  bool full() const { return running_ >= limit_; }
   size_t waiting() const { return waiting_.size(); }
 
  private:

@@ -57,6 +57,9 @@ bool Formats(const node::StagePlan& plan) {
   return plan.action == node::StageAction::kFormat || plan.action == node::StageAction::kReformat;
 }
 
+// Callers that may wait for one measurement; more are answered at once that it is stuck.
+constexpr size_t kMaxMeasurementJoiners = 8;
+
 Status DatabaseFailed(const Status& committed) {
   return Unavailable("the node's state database failed: " + committed.message());
 }
@@ -234,7 +237,8 @@ void NodeVolumeEngine::BeginStaging(const std::optional<StagingRow>& existing,
                                {"serial", row.serial},
                                {"path", row.staging_path},
                                {"access", row.block ? "block" : "mount " + row.fs_type}});
-  node::StageInputs inputs{.staging_path = spec.staging_path,
+  node::StageInputs inputs{.serial = spec.serial,
+                           .staging_path = spec.staging_path,
                            .fs_type = access.fs_type,
                            .options = access.options,
                            .intent_uuid = row.format_uuid,
@@ -252,8 +256,9 @@ void NodeVolumeEngine::StageWithDevice(StagingRow row, node::StageInputs inputs,
   if (!device.ok()) return FailStaging(std::move(row), device.status(), finish);
   // Never stage one disk for two volumes.
   for (const StagingRow& other : store_->ListStagings()) {
+    // A format intent claims its disk too.
     if (other.volume_id != row.volume_id && other.state != store::kStale &&
-        other.state != store::kFormatting && other.serial == row.serial) {
+        other.serial == row.serial) {
       return FailStaging(std::move(row),
                          FailedPrecondition("device " + device->node + " (serial " + row.serial +
                                             ") is already staged for volume " + other.volume_id),
@@ -288,20 +293,27 @@ void NodeVolumeEngine::StageByPlan(StagingRow row, const node::BlockDevice& foun
     return MarkStaged(std::move(row), found, "already mounted", finish);
   }
   if (!Formats(plan)) return CarryOutPlan(std::move(row), found, inputs, plan, finish);
-  if (row.state == store::kFormatting) {
+  const bool again = row.state == store::kFormatting;
+  if (again) {
     log::Warn("formatting the volume again: an earlier format of it was interrupted",
               {{"volume_id", row.volume_id}, {"device", found.node}, {"because", plan.reason}});
-    return CarryOutPlan(std::move(row), found, inputs, plan, finish);
   }
   // Durable before mkfs touches the device: after a crash the retry knows the device was blank,
-  // and which UUID our mkfs writes.
+  // and which UUID our mkfs writes (an intent from before UUIDs were recorded gets one now).
+  const bool record = !again || row.format_uuid != plan.uuid;
   row.format_uuid = plan.uuid;
-  if (Status moved = Move(row, E::kFormatIntended); !moved.ok()) return finish(moved);
-  WhenDurable(finish, [this, row, found, inputs, plan, finish] {
-    log::Info("formatting volume", {{"volume_id", row.volume_id},
-                                    {"device", found.node},
-                                    {"fs_type", row.fs_type},
-                                    {"uuid", plan.uuid}});
+  if (!again) {
+    if (Status moved = Move(row, E::kFormatIntended); !moved.ok()) return finish(moved);
+  } else if (record) {
+    store_->PutStaging(row);
+  }
+  WhenDurable(finish, [this, row, found, inputs, plan, finish, again] {
+    if (!again) {
+      log::Info("formatting volume", {{"volume_id", row.volume_id},
+                                      {"device", found.node},
+                                      {"fs_type", row.fs_type},
+                                      {"uuid", plan.uuid}});
+    }
     CarryOutPlan(row, found, inputs, plan, finish);
   });
 }
@@ -321,7 +333,7 @@ void NodeVolumeEngine::CarryOutPlan(StagingRow row, const node::BlockDevice& fou
         });
   };
   if (!Formats(plan)) return carry_out();
-  if (formats_.running() > 0 && formats_.waiting() == 0) {
+  if (formats_.full()) {
     log::Info("the format waits for a free format slot (--max-concurrent-formats)",
               {{"volume_id", row.volume_id}, {"running", std::to_string(formats_.running())}});
   }
@@ -395,7 +407,7 @@ void NodeVolumeEngine::UnstageAdmitted(const std::string& volume_id, const std::
     RunBlocking(
         loop_,
         [os = os_, serial, recorded, block, path] {
-          return os->UnmountVolumePath(serial, recorded, block, path);
+          return os->UnmountVolumePath(serial, recorded, block, path, true);
         },
         [this, alive = alive_, row, volume_id, publications, finish](Status unmounted) mutable {
           if (!*alive) return;
@@ -541,7 +553,7 @@ void NodeVolumeEngine::UnpublishAdmitted(const std::string& volume_id, const std
     RunBlocking(
         loop_,
         [os = os_, serial, recorded, block, target] {
-          return os->UnmountVolumePath(serial, recorded, block, target);
+          return os->UnmountVolumePath(serial, recorded, block, target, false);
         },
         [this, alive = alive_, row, volume_id, finish](Status unmounted) mutable {
           if (!*alive) return;
@@ -584,6 +596,14 @@ void NodeVolumeEngine::Health(const std::string& volume_id, const std::string& p
   const std::string key =
       volume_id + "\n" + path + (expect_mount ? "\nmounted" : "\n") + (readonly ? "\nro" : "\nrw");
   auto [waiting, first] = measuring_.try_emplace(key);
+  if (!first && waiting->second.size() >= kMaxMeasurementJoiners) {
+    // A measurement that long in flight is stuck on the device: say so, and hold no more callers.
+    VolumeHealth stuck;
+    stuck.problem = "a measurement of this volume has not finished and " +
+                    std::to_string(waiting->second.size()) +
+                    " calls wait for it: its device or filesystem may be hung";
+    return done(stuck);
+  }
   waiting->second.push_back(std::move(done));
   if (!first) return;  // joins the measurement under way
   RunBlocking(

@@ -13,8 +13,11 @@ namespace oxide::node {
 
 // How long the node lets external commands run before it kills them.
 struct CommandLimits {
-  std::chrono::milliseconds format{std::chrono::minutes(10)};   // mkfs
-  std::chrono::milliseconds command{std::chrono::seconds(60)};  // blkid, fsck, tune2fs, xfs_*
+  std::chrono::milliseconds format{std::chrono::minutes(10)};  // mkfs
+  // fsck before a mount: a large filesystem used elsewhere may need a long repair, and one killed
+  // at every retry would never finish.
+  std::chrono::milliseconds check{std::chrono::minutes(10)};
+  std::chrono::milliseconds command{std::chrono::seconds(60)};  // blkid, tune2fs, xfs_db
 };
 
 struct CommandResult {

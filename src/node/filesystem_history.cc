@@ -1,12 +1,7 @@
 #include "node/filesystem_history.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -68,8 +63,8 @@ StatusOr<FilesystemHistory> Ext4History(const std::string& device_node,
 
 StatusOr<FilesystemHistory> XfsHistory(const std::string& device_node,
                                        const CommandLimits& limits) {
-  std::vector<std::string> argv = {"xfs_db",   "-r", "-c", "sb 0", "-c", "p uuid lsn versionnum",
-                                   device_node};
+  std::vector<std::string> argv = {
+      "xfs_db", "-r", "-c", "sb 0", "-c", "p uuid lsn versionnum inprogress", device_node};
   auto run = RunCommand(argv, limits.command);
   if (!run.ok()) return run.status();
   auto fields = ParseFields(run->output, '=');
@@ -80,6 +75,7 @@ StatusOr<FilesystemHistory> XfsHistory(const std::string& device_node,
   }
   FilesystemHistory history;
   history.uuid = Lowercase(fields["uuid"]);
+  history.mkfs_unfinished = fields.count("inprogress") != 0 && fields["inprogress"] != "0";
   const unsigned long version = std::strtoul(fields["versionnum"].c_str(), nullptr, 0) & 0xf;
   if (version < 5) {
     // Only V5 superblocks record the log sequence number of their last write.
@@ -103,33 +99,6 @@ StatusOr<FilesystemHistory> ReadFilesystemHistory(const std::string& device_node
   if (fs_type == "ext4") return Ext4History(device_node, limits);
   if (fs_type == "xfs") return XfsHistory(device_node, limits);
   return InvalidArgument("cannot read the history of a \"" + fs_type + "\" filesystem");
-}
-
-StatusOr<bool> FilesystemIsComplete(const std::string& device_node, const std::string& fs_type,
-                                    const CommandLimits& limits) {
-  std::vector<std::string> argv;
-  if (fs_type == "ext4") {
-    argv = {"e2fsck", "-n", device_node};
-  } else if (fs_type == "xfs") {
-    argv = {"xfs_repair", "-n", device_node};
-  } else {
-    return InvalidArgument("cannot check a \"" + fs_type + "\" filesystem");
-  }
-  // A failure of the check must mean "incomplete", never "could not look": the device must open,
-  // and nothing may have it mounted (a checker's view of a live filesystem is not the truth).
-  int fd = open(device_node.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == EBUSY) {
-      return Unavailable(device_node +
-                         " is in use (mounted, or opened exclusively by another program): its "
-                         "filesystem cannot be checked now");
-    }
-    return FailedPrecondition("cannot open " + device_node + ": " + std::strerror(errno));
-  }
-  close(fd);
-  auto run = RunCommand(argv, limits.command);
-  if (!run.ok()) return run.status();
-  return run->exit_code == 0;
 }
 
 }  // namespace oxide::node

@@ -1,8 +1,10 @@
 // What a filesystem's own metadata says about its past, so that an interrupted format of ours is
 // told apart from a filesystem someone has used since: whether it was ever mounted after its
 // mkfs (ext4: mount count and last mount time, from `tune2fs -l`; XFS: the log sequence number
-// in the superblock, from `xfs_db -r`), and whether it is complete (a read-only check: `e2fsck
-// -n`, `xfs_repair -n`). Nothing here writes to the device. Runs external programs under
+// in the superblock, from `xfs_db -r`), and whether its mkfs finished (XFS: the superblock's
+// inprogress flag, which mkfs.xfs sets first and clears last; mkfs.ext4 writes the primary
+// superblock last, so an ext4 superblock that can be read at all is a finished mkfs's). Nothing
+// here writes to the device. Runs external programs under
 // `limits.command` and blocks: call off the loop thread; safe from several worker threads at once.
 #pragma once
 
@@ -21,6 +23,9 @@ struct FilesystemHistory {
   // What showed it, for messages: "mount count 1, last mounted Fri Nov 27 14:45:38 2026" or
   // "log sequence number 0x100000002".
   std::string evidence;
+  // True only while mkfs's own "in progress" mark is still set (XFS sb_inprogress): the
+  // filesystem was never finished, and no kernel mounts it.
+  bool mkfs_unfinished = false;
 };
 
 // Reads the superblock of the `fs_type` ("ext4" or "xfs") filesystem on `device_node`.
@@ -30,13 +35,5 @@ struct FilesystemHistory {
 StatusOr<FilesystemHistory> ReadFilesystemHistory(const std::string& device_node,
                                                   const std::string& fs_type,
                                                   const CommandLimits& limits);
-
-// True when the read-only check of the filesystem finds nothing wrong (`e2fsck -n` without -f:
-// the superblock, group descriptors and a clean state; `xfs_repair -n`: all metadata), false
-// when it finds a problem or no filesystem. A filesystem whose log or journal still needs replay
-// (it was in use when the machine stopped) is not complete by this check. UNAVAILABLE while the
-// device is mounted or opened exclusively by another program (the check would be meaningless).
-StatusOr<bool> FilesystemIsComplete(const std::string& device_node, const std::string& fs_type,
-                                    const CommandLimits& limits);
 
 }  // namespace oxide::node

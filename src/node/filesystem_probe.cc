@@ -78,14 +78,19 @@ StatusOr<DeviceContent> ProbeDevice(const std::string& device_node, const Comman
       content.fs_type = values["TYPE"];
       content.uuid = values["UUID"];
     } else {
-      content.kind = DeviceContent::Kind::kUnknownData;
+      content.kind = DeviceContent::Kind::kOtherSignature;
       content.detail = "signature " + (values.count("TYPE") != 0 ? values["TYPE"] : "unknown");
     }
     return content;
   }
-  if (run->exit_code != 2) {  // 2 = nothing found; anything else (8 = ambivalent) is data
-    content.detail = DescribeFailure(argv, *run);
+  if (run->exit_code == 8) {  // ambivalent: several signatures
+    content.kind = DeviceContent::Kind::kOtherSignature;
+    content.detail = "several signatures (" + DescribeFailure(argv, *run) + ")";
     return content;
+  }
+  if (run->exit_code != 2) {  // 2 = nothing found; anything else: blkid could not look
+    return Unavailable("cannot read what " + device_node +
+                       " holds: " + DescribeFailure(argv, *run) + "; the call can be retried");
   }
   auto zero = EdgesAreZero(device_node);
   if (!zero.ok()) return zero.status();

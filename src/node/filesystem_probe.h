@@ -16,7 +16,9 @@ struct DeviceContent {
     kBlank,           // no signature and the first 8 MiB and the last MiB are zeros: safe to format
     kFilesystem,      // fs_type says which
     kPartitionTable,  // detail says which (gpt, dos, ...)
-    kUnknownData,     // no signature but not zeros, or another signature (LVM, RAID, swap, ...)
+    kUnknownData,     // no signature at all, but the first 8 MiB or the last MiB is not zeros
+    kOtherSignature,  // a signature that is not a filesystem (LVM, RAID, swap, LUKS, ...), or
+                      // several (blkid: ambivalent)
   };
   Kind kind = Kind::kUnknownData;
   std::string fs_type;

@@ -89,7 +89,7 @@ Status CheckFilesystem(const std::string& device_node, const std::string& fs_typ
                        const CommandLimits& limits) {
   if (fs_type != "ext4") return Status::Ok();
   std::vector<std::string> argv = {"fsck.ext4", "-p", device_node};
-  auto run = RunCommand(argv, limits.command);
+  auto run = RunCommand(argv, limits.check);
   if (!run.ok()) return run.status();
   if (run->exit_code == 0 || run->exit_code == 1) return Status::Ok();
   return FailedPrecondition("the filesystem check found problems it could not fix: " +

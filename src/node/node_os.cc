@@ -1,5 +1,7 @@
 #include "node/node_os.h"
 
+#include <algorithm>
+
 #include "node/volume_ops.h"
 
 namespace oxide::node {
@@ -22,6 +24,13 @@ StatusOr<StagePlan> HostOs::PlanStaging(const BlockDevice& device, const StageIn
 
 Status HostOs::CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
                                const StageInputs& inputs) {
+  // The plan was made on this device some time ago (a commit, maybe a wait for a format slot):
+  // it must still be the disk with the serial before mkfs or mount touch it.
+  StatusOr<BlockDevice> now = FindDeviceBySerial(sysfs_root_, inputs.serial);
+  if (!now.ok() || now->Number() != device.Number()) {
+    return Unavailable("the volume's disk (serial " + inputs.serial + ") is no longer " +
+                       device.node + " (" + device.Number() + "); retry the stage");
+  }
   return node::CarryOutStaging(device, plan, inputs, limits_);
 }
 
@@ -61,10 +70,33 @@ StatusOr<BlockDevice> HostOs::PublishVolume(const std::string& serial, bool bloc
 
 Status HostOs::UnmountVolumePath(const std::string& serial,
                                  const std::optional<BlockDevice>& recorded, bool block,
-                                 const std::string& path) {
+                                 const std::string& path, bool staging) {
   StatusOr<BlockDevice> found = serial.empty() ? StatusOr<BlockDevice>(NotFound("no serial"))
                                                : FindDeviceBySerial(sysfs_root_, serial);
   const BlockDevice* device = found.ok() ? &*found : recorded ? &*recorded : nullptr;
+  if (staging) {
+    auto mounts = ReadMountInfo();
+    if (!mounts.ok()) return mounts.status();
+    std::vector<std::string> elsewhere;
+    const BlockDevice* candidates[] = {found.ok() ? &*found : nullptr,
+                                       recorded ? &*recorded : nullptr};
+    for (const BlockDevice* candidate : candidates) {
+      if (candidate == nullptr) continue;
+      for (const std::string& point : MountsOfDevice(*mounts, *candidate, block)) {
+        if (point != path &&
+            std::find(elsewhere.begin(), elsewhere.end(), point) == elsewhere.end()) {
+          elsewhere.push_back(point);
+        }
+      }
+    }
+    if (!elsewhere.empty()) {
+      std::string list;
+      for (size_t i = 0; i < elsewhere.size() && i < 5; ++i)
+        list += (i == 0 ? "" : ", ") + elsewhere[i];
+      return FailedPrecondition("the volume's device is still mounted at " + list +
+                                "; unpublish it there before unstaging");
+    }
+  }
   Status unmounted = UnmountAndRemove(device, block, path, true);
   // A mount made when the disk had its recorded device number, which it has since lost (a
   // detach and attach while mounted): still our mount at our path.

@@ -48,11 +48,13 @@ class NodeOs {
                                               const std::string& target, bool readonly,
                                               const MountOptions& options) = 0;
   // Unmounts every mount at `path` that belongs to the volume (its device by serial, or
-  // `recorded`, the device the row says was mounted there) and removes `path`; a mount of
-  // anything else is refused with FAILED_PRECONDITION, a busy one too (never detached lazily).
+  // `recorded`, the device the row says was mounted there, or a device that no longer exists)
+  // and removes `path`; a mount of anything else is refused with FAILED_PRECONDITION, a busy one
+  // too (never detached lazily). `staging`: the volume's last use on this node is ending, so any
+  // other mount of its device (a publication the rows do not know) refuses it first.
   virtual Status UnmountVolumePath(const std::string& serial,
                                    const std::optional<BlockDevice>& recorded, bool block,
-                                   const std::string& path) = 0;
+                                   const std::string& path, bool staging) = 0;
   // The volume at `path` measured on the device found by serial.
   virtual VolumeMeasurement MeasureVolume(const std::string& serial, bool block,
                                           const std::string& path, bool expect_mount,
@@ -75,7 +77,7 @@ class HostOs final : public NodeOs {
                                       const std::string& staging_path, const std::string& target,
                                       bool readonly, const MountOptions& options) override;
   Status UnmountVolumePath(const std::string& serial, const std::optional<BlockDevice>& recorded,
-                           bool block, const std::string& path) override;
+                           bool block, const std::string& path, bool staging) override;
   VolumeMeasurement MeasureVolume(const std::string& serial, bool block, const std::string& path,
                                   bool expect_mount, bool expect_readonly) override;
 

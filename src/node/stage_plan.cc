@@ -38,7 +38,9 @@ StatusOr<StagePlan> Format(const BlockDevice& device, const StageInputs& inputs,
 }
 
 // Under a format intent, a `fs_type` filesystem carrying the intent's UUID: our mkfs wrote it.
-// Formatted again only while it shows no mount since and is incomplete.
+// Formatted again only while mkfs's own "in progress" mark is set and nothing mounted it since;
+// a finished mkfs's filesystem is mounted as it is, whatever a checker would say of it (a
+// filesystem used elsewhere and not cleanly unmounted can look broken: it is never formatted).
 StatusOr<StagePlan> PlanOurFilesystem(const BlockDevice& device, const StageInputs& inputs,
                                       const CommandLimits& limits) {
   StatusOr<FilesystemHistory> history = ReadFilesystemHistory(device.node, inputs.fs_type, limits);
@@ -47,15 +49,14 @@ StatusOr<StagePlan> PlanOurFilesystem(const BlockDevice& device, const StageInpu
     return Plan(StageAction::kMount, "our format's filesystem has been mounted since (" +
                                          history->evidence + "): never formatted again");
   }
-  StatusOr<bool> complete = FilesystemIsComplete(device.node, inputs.fs_type, limits);
-  if (!complete.ok()) return complete.status();
-  if (*complete) {
+  if (!history->mkfs_unfinished) {
     return Plan(StageAction::kMount,
-                "our interrupted format had completed (the filesystem "
-                "checks clean): mounted, not formatted again");
+                "our interrupted format had completed (mkfs had finished the filesystem): "
+                "mounted, not formatted again");
   }
   return Format(device, inputs, StageAction::kReformat,
-                "our interrupted format left an incomplete filesystem that was never mounted");
+                "our interrupted mkfs had not finished the filesystem (its in-progress mark is "
+                "set) and nothing mounted it");
 }
 
 Status EnsureDirectory(const std::string& path) {
@@ -107,6 +108,7 @@ StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& in
                       "our interrupted format left data without a filesystem signature");
       }
       break;
+    case DeviceContent::Kind::kOtherSignature:
     case DeviceContent::Kind::kPartitionTable:
       break;
   }

@@ -17,6 +17,7 @@
 namespace oxide::node {
 
 struct StageInputs {
+  std::string serial;  // the volume's disk: checked again right before mkfs and mount
   std::string staging_path;
   std::string fs_type;
   MountOptions options;
@@ -43,10 +44,11 @@ struct StagePlan {
 };
 
 // Decides from the mount table and the device. Never kFormat/kReformat for a device holding a
-// complete filesystem, a filesystem with another UUID than the intent's, a filesystem mounted
-// since its mkfs, a partition table, or data without our intent; never for a device whose size
-// differs from `expected_bytes`. FAILED_PRECONDITION (data untouched) when the device cannot be
-// staged as asked.
+// filesystem whose mkfs finished, a filesystem with another UUID than the intent's, one mounted
+// since its mkfs, any other signature (swap, LVM, RAID, LUKS), a partition table, or data without
+// our intent; never for a device whose size differs from `expected_bytes`. FAILED_PRECONDITION
+// (data untouched) when the device cannot be staged as asked; UNAVAILABLE when blkid could not
+// read it.
 StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs,
                                 const CommandLimits& limits);
 

@@ -91,6 +91,33 @@ Status PublishBind(const BlockDevice& device, bool block, const std::string& sou
   return BindMount(source, target, readonly, options);
 }
 
+bool MountOfVanishedDevice(const MountEntry& entry, bool block, const std::string& path) {
+  unsigned device_major = entry.major;
+  unsigned device_minor = entry.minor;
+  if (block) {
+    struct stat info {};
+    if (stat(path.c_str(), &info) != 0 || !S_ISBLK(info.st_mode)) return false;
+    device_major = major(info.st_rdev);
+    device_minor = minor(info.st_rdev);
+  }
+  if (device_major == 0) return false;  // not a block device's filesystem (tmpfs, overlay, ...)
+  const std::string sys =
+      "/sys/dev/block/" + std::to_string(device_major) + ":" + std::to_string(device_minor);
+  struct stat info {};
+  return stat(sys.c_str(), &info) != 0 && errno == ENOENT;
+}
+
+std::vector<std::string> MountsOfDevice(const std::vector<MountEntry>& mounts,
+                                        const BlockDevice& device, bool block) {
+  std::vector<std::string> found;
+  for (const MountEntry& entry : mounts) {
+    const bool match = block ? entry.root == "/" + device.name && entry.fs_type == "devtmpfs"
+                             : entry.major == device.major && entry.minor == device.minor;
+    if (match) found.push_back(entry.mount_point);
+  }
+  return found;
+}
+
 Status UnmountAndRemove(const BlockDevice* device, bool block, const std::string& path,
                         bool remove) {
   for (int round = 0; round < 16; ++round) {
@@ -99,9 +126,13 @@ Status UnmountAndRemove(const BlockDevice* device, bool block, const std::string
     auto entry = FindMount(*mounts, path);
     if (!entry) return remove ? RemovePath(path) : Status::Ok();
     if (device == nullptr || !MountBelongsTo(*entry, *device, block, path)) {
-      return FailedPrecondition("the mount at " + path + " (" + entry->source + ", " +
-                                entry->fs_type +
-                                ") does not belong to this volume; refusing to unmount it");
+      if (!MountOfVanishedDevice(*entry, block, path)) {
+        return FailedPrecondition("the mount at " + path + " (" + entry->source + ", " +
+                                  entry->fs_type +
+                                  ") does not belong to this volume; refusing to unmount it");
+      }
+      log::Warn("unmounting a mount of a block device that no longer exists",
+                {{"path", path}, {"source", entry->source}});
     }
     Status unmounted = Unmount(path);
     if (!unmounted.ok()) return unmounted;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "node/device_finder.h"
 #include "node/mounter.h"
@@ -24,10 +25,20 @@ bool MountBelongsTo(const MountEntry& entry, const BlockDevice& device, bool blo
 Status PublishBind(const BlockDevice& device, bool block, const std::string& source,
                    const std::string& target, bool readonly, const MountOptions& options);
 
+// True when the mount `entry` at `path` is of a block device that no longer exists (the disk
+// was detached or renumbered under it): nobody's live disk, so a path the CO gave for the
+// volume may be unmounted although its device cannot be matched any more.
+bool MountOfVanishedDevice(const MountEntry& entry, bool block, const std::string& path);
+
+// The mount points in `mounts` of `device`'s filesystem (mount), or of bind-mounted device nodes
+// of `device` (block).
+std::vector<std::string> MountsOfDevice(const std::vector<MountEntry>& mounts,
+                                        const BlockDevice& device, bool block);
+
 // Unmounts every mount at `path` that belongs to `device` (refusing any that does not, with
 // FAILED_PRECONDITION; one still busy after Unmount's wait fails the call the same way), then
 // removes `path` (an empty directory or a regular file) when `remove` is set. A missing path is
-// fine. With `device` null, only an unmounted path is accepted.
+// fine. With `device` null, only an unmounted path (or a mount of a vanished device) is accepted.
 Status UnmountAndRemove(const BlockDevice* device, bool block, const std::string& path,
                         bool remove);
 

@@ -250,7 +250,7 @@ StatusOr<BlockDevice> FakeNodeOs::PublishVolume(const std::string& serial, bool 
 
 Status FakeNodeOs::UnmountVolumePath(const std::string& serial,
                                      const std::optional<BlockDevice>& recorded, bool,
-                                     const std::string& path) {
+                                     const std::string& path, bool) {
   std::unique_lock lock(mutex_);
   Status entered = Enter(Call::kUnmountVolumePath, lock);
   Leave(Call::kUnmountVolumePath);

@@ -102,7 +102,7 @@ class FakeNodeOs final : public oxide::node::NodeOs {
       const std::string& target, bool readonly, const oxide::node::MountOptions& options) override;
   oxide::Status UnmountVolumePath(const std::string& serial,
                                   const std::optional<oxide::node::BlockDevice>& recorded,
-                                  bool block, const std::string& path) override;
+                                  bool block, const std::string& path, bool staging) override;
   // Healthy when the device with `serial` is there and (when `expect_mount`) mounted at `path`.
   // The usage's bytes_used is n MiB for the n-th measurement, so that a test can tell which
   // measurement an answer came from; inodes_used is 11.

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -491,6 +492,38 @@ TEST_F(NodeVolumeEngineTest, ARepeatedStageOfAPublishedVolumeWhoseDiskWentKeepsI
   EXPECT_FALSE(os_.mounted(dir_.File("target")));
   EXPECT_FALSE(os_.mounted(dir_.File("staging")));
   EXPECT_EQ(DurableStagingState(), "none");
+}
+
+TEST_F(NodeVolumeEngineTest, AStuckMeasurementHoldsAtMostEightCallersAndTellsTheRest) {
+  ASSERT_TRUE(StageNow(Stage()).ok());
+  os_.HoldNext(Call::kMeasureVolume);
+  std::vector<HealthResult> waiting(8);
+  for (HealthResult& result : waiting)
+    engine_->Health("vol-1", dir_.File("staging"), Into(result));
+  RunUntil([&] { return os_.holding(); });
+  HealthResult told;
+  engine_->Health("vol-1", dir_.File("staging"), Into(told));
+  RunUntil([&] { return told.has_value(); });
+  ASSERT_TRUE(told->ok());
+  EXPECT_NE((*told)->problem.find("may be hung"), std::string::npos) << (*told)->problem;
+  for (const HealthResult& result : waiting)
+    EXPECT_FALSE(result.has_value());
+  os_.Release();
+  RunUntil([&] {
+    return std::all_of(waiting.begin(), waiting.end(), [](auto& r) { return r.has_value(); });
+  });
+  EXPECT_EQ(os_.count(Call::kMeasureVolume), 1);
+}
+
+TEST_F(NodeVolumeEngineTest, AFormatIntentClaimsItsDiskAgainstAnotherVolume) {
+  os_.FailNext(Call::kCarryOutStaging, oxide::Internal("mkfs.ext4 exited with status 1"));
+  ASSERT_FALSE(StageNow(Stage()).ok());
+  ASSERT_EQ(DurableStagingState(), "formatting");
+  Status other = StageNow(StageOf("vol-2", kSerial, "staging-2"));
+  EXPECT_EQ(other.code(), StatusCode::kFailedPrecondition) << other.ToString();
+  EXPECT_NE(other.message().find("already staged for volume vol-1"), std::string::npos)
+      << other.message();
+  EXPECT_EQ(os_.count(Call::kCarryOutStaging), 1) << "nothing touched the disk for vol-2";
 }
 
 }  // namespace

@@ -52,16 +52,16 @@ TEST(NodeOsCommandTest, AHungCommandIsKilledWithItsProcessGroup) {
   // grandchild's exit (and see which signal ended it) instead of init reaping it some time later.
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   const auto started = std::chrono::steady_clock::now();
-  auto run = node::RunCommand({script}, 500ms);
+  auto run = node::RunCommand({script}, 3s);  // room for sh to start its child on a busy CI
   const auto took = std::chrono::steady_clock::now() - started;
   prctl(PR_SET_CHILD_SUBREAPER, 0);  // the grandchild, reparented during the call, stays ours
   ASSERT_FALSE(run.ok());
   EXPECT_EQ(run.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_EQ(run.status().message(), script +
-                                        " did not finish within 0.5 s; it was killed with its "
+                                        " did not finish within 3 s; it was killed with its "
                                         "process group");
-  EXPECT_GE(took, 500ms);
-  EXPECT_LT(took, 4s) << "the kill did not end the command promptly";
+  EXPECT_GE(took, 3s);
+  EXPECT_LT(took, 8s) << "the kill did not end the command promptly";
   const pid_t grandchild = static_cast<pid_t>(std::stol("0" + ReadFile(pid_file)));
   ASSERT_GT(grandchild, 0) << "the script did not write its grandchild's pid in time";
   // Killed together, the script may have reaped its grandchild itself; otherwise the grandchild
@@ -129,6 +129,7 @@ TEST_P(NodeOsFilesystemTest, HistoryShowsAMountSinceMkfs) {
   ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
   EXPECT_EQ(fresh->uuid, uuid);
   EXPECT_FALSE(fresh->mounted_since_mkfs) << fresh->evidence;
+  EXPECT_FALSE(fresh->mkfs_unfinished) << "mkfs finished";
   const std::string mnt = MountPoint("mnt");
   Status mounted = node::MountFilesystem(disk.node(), mnt, fs(), {});
   ASSERT_TRUE(mounted.ok()) << mounted.ToString();
@@ -142,29 +143,6 @@ TEST_P(NodeOsFilesystemTest, HistoryShowsAMountSinceMkfs) {
                                                : "log sequence number 0x"),
             std::string::npos)
       << used->evidence;
-}
-
-TEST_P(NodeOsFilesystemTest, CompletenessCheckFindsBrokenMetadata) {
-  LoopDisk& disk = Disk("disk");
-  ASSERT_TRUE(disk.ok());
-  ASSERT_TRUE(
-      node::MakeFilesystem(disk.node(), fs(), false, node::NewFilesystemUuid(), limits_).ok());
-  auto fresh = node::FilesystemIsComplete(disk.node(), fs(), limits_);
-  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
-  EXPECT_TRUE(*fresh);
-  // While mounted, the check cannot tell: it says so instead of answering.
-  const std::string mnt = MountPoint("mnt");
-  ASSERT_TRUE(node::MountFilesystem(disk.node(), mnt, fs(), {}).ok());
-  EXPECT_EQ(node::FilesystemIsComplete(disk.node(), fs(), limits_).status().code(),
-            StatusCode::kUnavailable);
-  ASSERT_TRUE(node::Unmount(mnt).ok());
-  // 4 KiB..1 MiB: ext4's group descriptors, XFS's allocation group btree roots and root inode;
-  // the superblock at the start stays, so the device still shows the filesystem.
-  Zero(disk.node(), 4096, 1024 * 1024);
-  EXPECT_EQ(BlkidUuid(disk.node()).empty(), false);
-  auto broken = node::FilesystemIsComplete(disk.node(), fs(), limits_);
-  ASSERT_TRUE(broken.ok()) << broken.status().ToString();
-  EXPECT_FALSE(*broken);
 }
 
 INSTANTIATE_TEST_SUITE_P(Filesystems, NodeOsFilesystemTest, ::testing::Values("ext4", "xfs"),

@@ -128,5 +128,27 @@ TEST_F(NodeOsMountTest, ABusyUnmountFailsNamingTheHolderAndStaysMounted) {
   EXPECT_FALSE(IsMounted(mnt));
 }
 
+// A mount whose block device no longer exists may be unmounted at the volume's path although its
+// device cannot be matched; a live device's mount, or a mount of no block device, may not.
+TEST(NodeOsVanishedDeviceTest, OnlyAMountOfABlockDeviceThatIsGoneCounts) {
+  node::MountEntry gone;
+  gone.major = 259;
+  gone.minor = 1048575;  // no such device number
+  EXPECT_TRUE(node::MountOfVanishedDevice(gone, false, "/nowhere"));
+  node::MountEntry tmpfs;
+  tmpfs.minor = 42;
+  EXPECT_FALSE(node::MountOfVanishedDevice(tmpfs, false, "/nowhere"));
+  struct stat root {};
+  ASSERT_EQ(stat("/", &root), 0);
+  node::MountEntry live;
+  live.major = major(root.st_dev);
+  live.minor = minor(root.st_dev);
+  if (live.major != 0) {
+    EXPECT_FALSE(node::MountOfVanishedDevice(live, false, "/nowhere"));
+  }
+  // Block: the device node bound at the path decides; a path that is not one is never "gone".
+  EXPECT_FALSE(node::MountOfVanishedDevice(gone, true, "/"));
+}
+
 }  // namespace
 }  // namespace oxide::testing

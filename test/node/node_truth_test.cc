@@ -5,7 +5,9 @@
 // limit while other volumes are answered; a device of the wrong size is never formatted; a format
 // intent never formats a filesystem that was completed or mounted since. Root only.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -23,6 +25,16 @@ namespace fs = std::filesystem;
 
 constexpr const char* kDiskA = "csi-0123456789abcdef-truth";
 constexpr const char* kDiskB = "csi-fedcba9876543210-truth";
+
+// Waits (on a pidfd, not a timer) until `pid` has exited; true at once when it is gone already.
+bool WaitForExit(pid_t pid, std::chrono::seconds limit) {
+  int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH;
+  pollfd entry{fd, POLLIN, 0};
+  int ready = poll(&entry, 1, static_cast<int>(limit.count() * 1000));
+  close(fd);
+  return ready == 1;
+}
 
 bool IsMountPoint(const std::string& path) {
   for (const std::string& mount : MountsUnder(path)) {
@@ -138,14 +150,15 @@ TEST_F(NodeTruthTest, AHungMkfsIsKilledAtItsLimitWhileOtherVolumesAreAnswered) {
   WriteScript(bin + "/mkfs.ext4", "sleep 600 &\necho $! > " + Path("mkfs-child.pid") + "\nwait");
   RestartWithCommandsFrom(bin, {"--mkfs-timeout-seconds=20"});
   AddDisk(kSerialA, 64);
-  AddDisk(kSerialB, 64);
+  AddDisk(kSerialB, 512);  // XFS needs 300 MiB
   auto hung = std::async(std::launch::async, [&] {
     return Stage("vol-hung", kDiskA, Path("s-hung"), MountCapability("ext4"));
   });
   ASSERT_TRUE(plugin_->WaitForLog("msg=\"formatting volume\" volume_id=vol-hung", 30s))
       << plugin_->Log();
-  // Another volume's calls are answered while the mkfs hangs.
-  grpc::Status other = Stage("vol-other", kDiskB, Path("s-other"), BlockCapability());
+  // Another volume's calls are answered while the mkfs hangs, its own blkid, mkfs.xfs and mount
+  // included.
+  grpc::Status other = Stage("vol-other", kDiskB, Path("s-other"), MountCapability("xfs"));
   EXPECT_TRUE(other.ok()) << other.error_message();
   csi::v1::NodeGetVolumeStatsResponse stats;
   EXPECT_TRUE(Stats("vol-other", Path("s-other"), &stats).ok());
@@ -155,6 +168,10 @@ TEST_F(NodeTruthTest, AHungMkfsIsKilledAtItsLimitWhileOtherVolumesAreAnswered) {
       << timed_out.error_message();
   EXPECT_NE(timed_out.error_message().find("killed"), std::string::npos)
       << timed_out.error_message();
+  // The hung mkfs's own child went with it (its process group was killed).
+  const pid_t child = static_cast<pid_t>(std::stol("0" + ReadFile(Path("mkfs-child.pid"))));
+  ASSERT_GT(child, 0);
+  EXPECT_TRUE(WaitForExit(child, 30s)) << "the mkfs's child " << child << " is still running";
   ASSERT_TRUE(Unstage("vol-other", Path("s-other")).ok());
   EXPECT_TRUE(Unstage("vol-hung", Path("s-hung")).ok());
 }
@@ -247,6 +264,58 @@ TEST_F(NodeTruthTest, AMountRefusedAfterMkfsLeavesAFilesystemTheRetryMountsAsItI
   EXPECT_EQ(plugin_->Log().find("formatting the volume again"), std::string::npos)
       << plugin_->Log();
   ASSERT_TRUE(Unstage("vol-1", Path("s")).ok());
+}
+
+// An intent never formats a device that holds a signature other than a filesystem (here swap;
+// LVM, RAID or LUKS alike): someone used the disk since.
+TEST_F(NodeTruthTest, AnIntentNeverFormatsADeviceHoldingAnotherKindOfSignature) {
+  LoopDisk& disk = AddDisk(kSerialA, 64);
+  EXPECT_FALSE(Stage("vol-1", kDiskA, Path("s"), MountCapability("ext4", {"nosuchoption"})).ok());
+  ASSERT_EQ(Shell("mkswap " + disk.node() + " >/dev/null 2>&1"), 0);  // used elsewhere as swap
+  grpc::Status refused = Stage("vol-1", kDiskA, Path("s"), MountCapability("ext4"));
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << refused.error_message();
+  std::string type;
+  EXPECT_EQ(Shell("blkid -p -s TYPE -o value " + disk.node() + " | tr -d '\\n'", &type), 0);
+  EXPECT_EQ(type, "swap") << "untouched";
+  EXPECT_TRUE(Unstage("vol-1", Path("s")).ok());
+}
+
+// XFS used elsewhere and stopped without a clean unmount (a crash there: a dirty log, and a
+// superblock that may not show the mount): an intent still never formats it.
+TEST_F(NodeTruthTest, AnIntentNeverFormatsAnXfsFilesystemLeftDirtyElsewhere) {
+  LoopDisk& disk = AddDisk(kSerialA, 512);
+  EXPECT_FALSE(Stage("vol-1", kDiskA, Path("s"), MountCapability("xfs", {"nosuchoption"})).ok());
+  const std::string elsewhere = Path("elsewhere");
+  fs::create_directories(elsewhere);
+  ASSERT_EQ(Shell("mount " + disk.node() + " " + elsewhere), 0);
+  WriteFile(elsewhere + "/written-elsewhere", "keep me");
+  ASSERT_EQ(Shell("sync -f " + elsewhere + "/written-elsewhere"), 0);  // the data, then the log
+  ASSERT_EQ(Shell("xfs_io -x -c 'shutdown -f' " + elsewhere), 0);      // no unmount record: dirty
+  ASSERT_EQ(Shell("umount " + elsewhere), 0);
+  grpc::Status staged = Stage("vol-1", kDiskA, Path("s"), MountCapability("xfs"));
+  ASSERT_TRUE(staged.ok()) << staged.error_message() << "\n" << plugin_->Log();
+  EXPECT_EQ(ReadFile(Path("s") + "/written-elsewhere"), "keep me");
+  EXPECT_EQ(plugin_->Log().find("formatting the volume again"), std::string::npos)
+      << plugin_->Log();
+  ASSERT_TRUE(Unstage("vol-1", Path("s")).ok());
+}
+
+// NodeUnstage answers OK only when no mount of the volume's device is left on the node: one the
+// rows do not know (a bind mount made by hand here) refuses it, and the filesystem stays.
+TEST_F(NodeTruthTest, AnUnstageIsRefusedWhileTheDeviceIsStillMountedElsewhere) {
+  AddDisk(kSerialA, 64);
+  const std::string staging = Path("staging");
+  ASSERT_TRUE(Stage("vol-1", kDiskA, staging, MountCapability("ext4")).ok()) << plugin_->Log();
+  const std::string other = Path("unknown-bind");
+  fs::create_directories(other);
+  ASSERT_EQ(mount(staging.c_str(), other.c_str(), nullptr, MS_BIND, nullptr), 0);
+  grpc::Status refused = Unstage("vol-1", staging);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << refused.error_message();
+  EXPECT_NE(refused.error_message().find(other), std::string::npos) << refused.error_message();
+  EXPECT_TRUE(IsMountPoint(staging));
+  ASSERT_EQ(umount2(other.c_str(), 0), 0);
+  EXPECT_TRUE(Unstage("vol-1", staging).ok());
+  EXPECT_FALSE(IsMountPoint(staging));
 }
 
 }  // namespace
