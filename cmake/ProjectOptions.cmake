@@ -1,12 +1,25 @@
-# Compiler settings: warnings are errors in project code (target oxide_warnings), and the
-# sanitizer switches apply to every target so that the tests run fully instrumented.
+# Compiler settings: the project's warnings (target oxide_warnings; errors with
+# -DOXIDE_CSI_WERROR=ON, as the test command builds), and the sanitizer switches, which apply to
+# every target so that the tests run fully instrumented.
 
 add_library(oxide_warnings INTERFACE)
+if(OXIDE_CSI_WERROR)
+  target_compile_options(oxide_warnings INTERFACE -Werror)
+endif()
 target_compile_options(oxide_warnings INTERFACE
-  -Wall -Wextra -Wpedantic -Werror
+  -Wall -Wextra -Wpedantic
   -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Wunused
   -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion -Wformat=2
   -Wimplicit-fallthrough)
+# GCC 12 at -O3 (Release) inlines deep enough into libstdc++'s std::string and nlohmann_json for
+# its late flow warnings to report overlapping, oversized or out-of-bounds copies and null
+# dereferences that no execution reaches (e.g. in `"literal" + std::to_string(n)`; GCC bugs
+# 105329, 105651; which of them fires depends on inlining decisions). The sanitizer builds (-O2,
+# RelWithDebInfo) keep all of them on.
+set(gcc_o3_false_positives -Wno-restrict -Wno-array-bounds -Wno-stringop-overflow
+    -Wno-stringop-overread -Wno-null-dereference)
+target_compile_options(oxide_warnings INTERFACE
+  "$<$<AND:$<CXX_COMPILER_ID:GNU>,$<CONFIG:Release>>:${gcc_o3_false_positives}>")
 
 if((OXIDE_CSI_SANITIZE OR OXIDE_CSI_FUZZ) AND OXIDE_CSI_TSAN)
   message(FATAL_ERROR "OXIDE_CSI_TSAN cannot be combined with OXIDE_CSI_SANITIZE or OXIDE_CSI_FUZZ")

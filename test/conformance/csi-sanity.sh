@@ -7,7 +7,7 @@
 # suite must pass. --no-hotplug: the real Oxide rule (attach only to a stopped instance); every
 # Controller and Identity spec must pass, and the Node specs that need a device to appear in the
 # running guest are skipped (below). Exit status: csi-sanity's (non-zero on any failed spec);
-# 0 with one line saying so when csi-sanity is absent.
+# 0 with one line saying so when csi-sanity is absent (1 under CI=true).
 set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:?usage: csi-sanity.sh BUILD_DIR [--no-hotplug]}" && pwd)"
@@ -15,6 +15,10 @@ hotplug=1
 [ "${2:-}" = "--no-hotplug" ] && hotplug=0
 sanity="${OXIDE_CSI_SANITY_BIN:-$top/../shared/tools/csi-sanity}"
 if [ ! -x "$sanity" ]; then
+  if [ "${CI:-}" = true ]; then
+    echo "csi-sanity: CI=true, and there is no csi-sanity at $sanity (it comes with ../shared/tools)" >&2
+    exit 1
+  fi
   echo "csi-sanity: skipped (no csi-sanity at $sanity; it comes with ../shared/tools)"
   exit 0
 fi

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include "support/test_environment.h"
+
 namespace oxide::testing {
 
 void GuestVolumeTest::SetUp() {
-  if (geteuid() != 0) GTEST_SKIP() << "guest device emulation and mounts need root";
+  if (geteuid() != 0) OXIDE_SKIP_UNLESS_CI("guest device emulation and mounts need root");
   ControllerTest::SetUp();
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "support/temp_dir.h"
+#include "support/test_environment.h"
 
 namespace oxide::node {
 namespace {
@@ -55,7 +56,7 @@ TEST(Serial, PluginSerialShape) {
 
 TEST(DeviceFinder, FindsExactlyOneMatchIgnoringPadding) {
   std::string name, number;
-  if (!RealBlockDevice(&name, &number)) GTEST_SKIP() << "no block device on this machine";
+  if (!RealBlockDevice(&name, &number)) OXIDE_SKIP_UNLESS_CI("no block device on this machine");
   TempDir root;
   AddDevice(root, name, number, "csi-0123456789abcdef    \n");
   AddDevice(root, "fake1", "1:1", "csi-0123456789abcdee\n");
@@ -88,7 +89,7 @@ TEST(DeviceFinder, TwoMatchesAreAmbiguous) {
 
 TEST(DeviceFinder, RefusesADeviceNodeWithAnotherNumber) {
   std::string name, number;
-  if (!RealBlockDevice(&name, &number)) GTEST_SKIP() << "no block device on this machine";
+  if (!RealBlockDevice(&name, &number)) OXIDE_SKIP_UNLESS_CI("no block device on this machine");
   TempDir root;
   AddDevice(root, name, "4095:1048575\n", "csi-0123456789abcdef\n");
   auto device = FindDeviceBySerial(root.path(), "csi-0123456789abcdef");

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "support/test_environment.h"
+
 namespace oxide::testing {
 
 void NodeTest::SetUp() {
-  if (geteuid() != 0) GTEST_SKIP() << "node tests need root (loop devices, mkfs, mount)";
+  if (geteuid() != 0) OXIDE_SKIP_UNLESS_CI("node tests need root (loop devices, mkfs, mount)");
   setup_ = std::make_unique<PluginSetup>("node");
   sysfs_root_ = setup_->File("sys");
   std::filesystem::create_directories(sysfs() + "/block");

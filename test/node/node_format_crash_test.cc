@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "node_fixture.h"
+#include "support/test_environment.h"
 #include "support/wait_until.h"
 
 namespace oxide::testing {
@@ -100,10 +101,11 @@ class FormatCrashTest : public NodeTest {
  protected:
   void SetUp() override {
     NodeTest::SetUp();
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
     if (!throttle_.ok()) {
-      GTEST_SKIP() << "no writable cgroup v1 cpu controller at /sys/fs/cgroup/cpu: mkfs cannot be "
-                      "slowed enough to kill it mid-run";
+      OXIDE_SKIP_UNLESS_CI(
+          "no writable cgroup v1 cpu controller at /sys/fs/cgroup/cpu: mkfs cannot be "
+          "slowed enough to kill it mid-run");
     }
   }
   // Starts the plugin inside the CPU throttle.

@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "node/mounter.h"
+#include "support/test_environment.h"
 
 namespace oxide::testing {
 
 void NodeOsDiskTest::SetUp() {
-  if (geteuid() != 0) GTEST_SKIP() << "node OS tests need root (loop devices, mkfs, mount)";
+  if (geteuid() != 0) OXIDE_SKIP_UNLESS_CI("node OS tests need root (loop devices, mkfs, mount)");
 }
 
 void NodeOsDiskTest::TearDown() {

@@ -10,6 +10,7 @@
 #include "node_fixture.h"
 #include "sim_process.h"
 #include "support/temp_dir.h"
+#include "support/test_environment.h"
 
 namespace oxide::testing {
 namespace {
@@ -20,7 +21,7 @@ constexpr const char* kDiskName = "csi-0123456789abcdef-e2e";
 class NodeWithSimulator : public NodeTest {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "guest device emulation and mounts need root";
+    if (geteuid() != 0) OXIDE_SKIP_UNLESS_CI("guest device emulation and mounts need root");
     setup_ = std::make_unique<PluginSetup>("node");
     sysfs_root_ = setup_->File("guest-sys");
     sim_ = std::make_unique<sim_test::SimProcess>(std::vector<std::string>{

@@ -14,6 +14,7 @@
 #include "node_fixture.h"
 #include "sim_process.h"
 #include "support/temp_dir.h"
+#include "support/test_environment.h"
 #include "support/wait_until.h"
 
 namespace oxide::testing {
@@ -52,7 +53,7 @@ void UnmountEverythingUnder(const std::string& prefix) {
 class SimNodeTruthTest : public NodeTest {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "guest device emulation and mounts need root";
+    if (geteuid() != 0) OXIDE_SKIP_UNLESS_CI("guest device emulation and mounts need root");
     setup_ = std::make_unique<PluginSetup>("node");
     sysfs_root_ = setup_->File("sys-a");
     sim_ = std::make_unique<sim_test::SimProcess>(std::vector<std::string>{

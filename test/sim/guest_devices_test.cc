@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "sim_fixture.h"
+#include "support/test_environment.h"
 #include "wait_until.h"
 
 namespace sim_test {
@@ -41,7 +42,7 @@ std::set<std::string> loops_backed_in(const std::string& dir) {
 class GuestDeviceTest : public SimTest {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "guest device emulation needs root (loop devices)";
+    if (::geteuid() != 0) OXIDE_SKIP_UNLESS_CI("guest device emulation needs root (loop devices)");
     dir_ = fs::weakly_canonical(testing::TempDir()).string() + "/sim-guest-" +
            std::to_string(::getpid()) + "-" +
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -376,7 +377,7 @@ namespace {
 
 TEST(GuestDevicesWithoutRoot, RefusedAtStartWithAClearMessage) {
   if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {
-    GTEST_SKIP() << "needs root and setpriv to run oxide-sim as an unprivileged user";
+    OXIDE_SKIP_UNLESS_CI("needs root and setpriv to run oxide-sim as an unprivileged user");
   }
   const std::string command = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups " +
                               SimProcess::binary_path() +

@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "support/test_environment.h"
 #include "support/wait_until.h"
 #include "wait_until.h"
 
@@ -28,7 +30,9 @@ std::vector<char*> to_argv(std::vector<std::string>& args) {
 }  // namespace
 
 std::string SimProcess::binary_path() {
-  return OXIDE_SIM_BINARY;
+  // The sanitizer steps run these tests against an instrumented simulator.
+  const char* override_path = std::getenv("OXIDE_CSI_TEST_SIM_BIN");
+  return override_path != nullptr && *override_path != '\0' ? override_path : OXIDE_SIM_BINARY;
 }
 
 SimProcess::SimProcess(std::vector<std::string> args) {
@@ -93,6 +97,7 @@ int SimProcess::stop() {
   // The exit is the event (a pidfd); 5 s is a safety net, not a measured time.
   if (oxide::testing::WaitChildExit(pid_, std::chrono::milliseconds(5000), &status)) {
     pid_ = -1;
+    oxide::testing::ExpectNoSanitizerReport(stderr_text(), "oxide-sim");
     return status;
   }
   ::kill(pid_, SIGKILL);

@@ -12,15 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "support/test_environment.h"
+
 namespace oxide::testing {
 
-// Path of a built binary of this project, passed to the tests by CMake. The environment variable
-// OXIDE_CSI_TEST_PLUGIN_BIN replaces the plugin (the TSan job runs an instrumented one).
+// Path of a built binary of this project, passed to the tests by CMake. The environment variables
+// OXIDE_CSI_TEST_PLUGIN_BIN and OXIDE_CSI_TEST_CTL_BIN replace them (the sanitizer steps run
+// instrumented ones; OXIDE_CSI_TEST_SIM_BIN does the same for the simulator).
 std::string PluginBinary();
 std::string CtlBinary();
-
-// Fails the current test when `output` holds a sanitizer report.
-void ExpectNoSanitizerReport(const std::string& output, const std::string& what);
 
 struct ProcessResult {
   int exit_code = -1;  // -1 when killed by a signal
