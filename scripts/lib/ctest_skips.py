@@ -25,7 +25,8 @@ def reason_of(case):
 def main():
     root = ET.parse(sys.argv[1]).getroot()
     for case in root.iter("testcase"):
-        if case.find("skipped") is None and case.get("status") not in ("notrun", "skipped"):
+        if case.find("skipped") is None and case.get("status") not in (
+                "notrun", "skipped", "disabled"):
             continue
         print(f"{reason_of(case)}\t{case.get('name')}")
 

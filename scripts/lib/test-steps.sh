@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Sourced (bash) by scripts/test.sh: its steps, timed. `step NAME` ends the step before and starts
-# NAME; `run_ctest ARGS...` runs ctest and keeps the names and reasons of the tests it skipped;
+# NAME; `run_ctest ARGS...` runs ctest (selecting no test is an error) and keeps the names and
+# reasons of the tests it skipped; `run_script CMD...` keeps the skip line a test script prints;
 # `ccache_line` prints what the compiler cache did during the last build; `steps_done MESSAGE`
 # prints every step's wall time, the total, the skips, and MESSAGE. When the script stops on a
 # failure, the EXIT trap prints the same table and names the step that failed.
@@ -12,13 +13,14 @@ steps_started=0
 steps_run_started=0
 steps_work=""
 steps_finished=0
+steps_ccache_before="0 0"
 
 steps_init() {
   steps_run_started=$(date +%s)
   steps_work="$(mktemp -d /tmp/oxide-csi-test-steps.XXXXXX)"
   : >"$steps_work/skips"
   trap steps_on_exit EXIT
-  if command -v ccache >/dev/null 2>&1; then ccache --zero-stats >/dev/null; fi
+  steps_ccache_before="$(steps_ccache_counts)"
 }
 
 steps_end_current() {
@@ -71,13 +73,29 @@ steps_done() {
   printf '\n==== %s ====\n' "$1"
 }
 
-ccache_line() {
-  command -v ccache >/dev/null 2>&1 || return 0
+# "hits misses" of the machine's compiler cache so far (0 0 without ccache).
+steps_ccache_counts() {
+  if ! command -v ccache >/dev/null 2>&1; then
+    echo "0 0"
+    return
+  fi
   ccache --print-stats | awk '
     $1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { hits += $2 }
     $1 == "cache_miss" { misses = $2 }
-    END { printf "ccache: %d compiles from the cache, %d compiled\n", hits, misses }'
-  ccache --zero-stats >/dev/null
+    END { print hits + 0, misses + 0 }'
+}
+
+# What the compiler cache did since the last call (other builds on the machine at the same time
+# would be counted too).
+ccache_line() {
+  command -v ccache >/dev/null 2>&1 || return 0
+  local now hits_before misses_before hits_now misses_now
+  now="$(steps_ccache_counts)"
+  read -r hits_before misses_before <<<"$steps_ccache_before"
+  read -r hits_now misses_now <<<"$now"
+  printf 'ccache: %d compiles from the cache, %d compiled\n' \
+    $((hits_now - hits_before)) $((misses_now - misses_before))
+  steps_ccache_before="$now"
 }
 
 # ctest with its JUnit report: the skipped tests and their reasons go to the list steps_done
@@ -86,7 +104,7 @@ ccache_line() {
 run_ctest() {
   local junit status=0
   junit="$steps_work/junit-$RANDOM.xml"
-  ctest --output-junit "$junit" "$@" || status=$?
+  ctest --no-tests=error --output-junit "$junit" "$@" || status=$?
   if [ -f "$junit" ]; then
     python3 "$(dirname "${BASH_SOURCE[0]}")/ctest_skips.py" "$junit" >>"$steps_work/skips" || true
   fi

@@ -51,6 +51,7 @@ void SimProcess::start(std::vector<std::string> args) {
     full.push_back(kToken);
   }
   full.insert(full.end(), args.begin(), args.end());
+  if (!stderr_path_.empty()) ::unlink(stderr_path_.c_str());  // a restart: a new file
   char templ[] = "/tmp/oxide-sim-stderr-XXXXXX";
   const int err_fd = ::mkstemp(templ);
   stderr_path_ = templ;
@@ -104,6 +105,7 @@ int SimProcess::stop() {
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
   ADD_FAILURE() << "oxide-sim did not stop within 5 s of SIGTERM";
+  oxide::testing::ExpectNoSanitizerReport(stderr_text(), "oxide-sim");
   return -1;
 }
 
@@ -113,6 +115,7 @@ void SimProcess::kill_hard() {
   int status = 0;
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
+  oxide::testing::ExpectNoSanitizerReport(stderr_text(), "oxide-sim");
 }
 
 std::string SimProcess::stderr_text() const {
@@ -144,6 +147,7 @@ int run_sim_to_exit(const std::vector<std::string>& args, std::string* output) {
   ::close(out_pipe[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
+  oxide::testing::ExpectNoSanitizerReport(*output, "oxide-sim");
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
