@@ -17,7 +17,7 @@
 # run here (no root, no loop devices, no cgroup, no csi-sanity, no image tools) fails the run;
 # elsewhere each skip is listed in one line at the end. Nothing is retried.
 # Compiles go through ccache (cmake/CompilerCache.cmake): a second run, even from a fresh clone
-# in another folder, recompiles nothing that did not change. Needs root for apt-get and for the
+# in another folder, takes almost every object from the cache. Needs root for apt-get and for the
 # tests that use loop devices and mounts.
 set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
