@@ -33,6 +33,38 @@ SnapshotStatus ParseSnapshotStatus(std::string_view text);
 const char* DiskStatusName(DiskStatus status);
 const char* SnapshotStatusName(SnapshotStatus status);
 
+// What an operation may do with a disk in each state (docs/disk-states.md). A disk Oxide does
+// not return is "gone" (NOT_FOUND), which no state expresses.
+enum class DiskPhase {
+  kDetached,      // detached: settled, held by no instance
+  kAttached,      // attached: settled, held by state.instance
+  kTransitional,  // creating, maintenance, attaching, detaching: Oxide moves it on by itself
+  kUnusable,      // faulted, destroyed, the import states, and states this version does not know
+};
+
+constexpr DiskPhase PhaseOf(DiskStatus status) {
+  switch (status) {
+    case DiskStatus::kDetached:
+      return DiskPhase::kDetached;
+    case DiskStatus::kAttached:
+      return DiskPhase::kAttached;
+    case DiskStatus::kCreating:
+    case DiskStatus::kMaintenance:
+    case DiskStatus::kAttaching:
+    case DiskStatus::kDetaching:
+      return DiskPhase::kTransitional;
+    case DiskStatus::kUnknown:
+    case DiskStatus::kImportReady:
+    case DiskStatus::kImportingFromUrl:
+    case DiskStatus::kImportingFromBulkWrites:
+    case DiskStatus::kFinalizing:
+    case DiskStatus::kDestroyed:
+    case DiskStatus::kFaulted:
+      return DiskPhase::kUnusable;
+  }
+  return DiskPhase::kUnusable;
+}
+
 // The states in which Oxide names the instance that holds the disk.
 constexpr bool HoldsInstance(DiskStatus status) {
   return status == DiskStatus::kAttaching || status == DiskStatus::kAttached ||

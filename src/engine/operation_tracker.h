@@ -56,11 +56,25 @@ class BasicOperationTracker {
   }
 
   // Makes `alias` refer to the operation running for `key` (a create learns its object's id).
-  void Alias(const std::string& key, const std::string& alias) {
+  void Alias(const std::string& key, const std::string& alias) { (void)Claim(key, alias); }
+
+  // Makes `also` a second key of the operation running for `key` (one object known by two
+  // names, e.g. a disk's name and its id), so a call for either joins or is refused. Ok when
+  // `also` is now (or already was) this operation's; ABORTED naming the other operation when
+  // another one holds it, and then nothing changes.
+  Status Claim(const std::string& key, const std::string& also) {
     auto found = by_key_.find(key);
-    if (found == by_key_.end() || by_key_.count(alias) != 0) return;
-    found->second->keys.push_back(alias);
-    by_key_.emplace(alias, found->second);
+    if (found == by_key_.end()) return Status::Ok();
+    auto held = by_key_.find(also);
+    if (held == by_key_.end()) {
+      found->second->keys.push_back(also);
+      by_key_.emplace(also, found->second);
+      return Status::Ok();
+    }
+    if (held->second == found->second) return Status::Ok();
+    ++rejected_;
+    return Aborted("operation " + held->second->kind + " pending for " + subject_ + " " + also +
+                   "; retry when it has finished");
   }
 
   // Ends the operation of `key` (and its aliases) and hands `result` to every waiter.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <utility>
+#include <vector>
 
 #include "engine/disk_naming.h"
 #include "engine/journal_outcome.h"
@@ -331,18 +332,25 @@ void SnapshotEngine::FinishDelete(const std::string& snapshot_id, int64_t op_id,
 
 size_t SnapshotEngine::RecoverUnfinished() {
   affinity_.Check("SnapshotEngine::RecoverUnfinished");
-  size_t found = 0;
-  for (const store::OperationRow& entry : journal_->UnfinishedOperations()) {
-    if (entry.kind != kCreateKind && entry.kind != kDeleteKind) continue;
-    ++found;
-    if (tracker_.Busy(entry.volume)) {
-      journal_->FinishOperation(entry.id, kJournalRolledBack, "superseded by a later operation");
+  std::vector<store::OperationRow> entries;
+  for (store::OperationRow& entry : journal_->UnfinishedOperations()) {
+    if (entry.kind == kCreateKind || entry.kind == kDeleteKind) entries.push_back(std::move(entry));
+  }
+  // Newest first, as for volumes: when a snapshot has several open entries, the newest decides.
+  std::vector<const store::OperationRow*> deciding;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (tracker_.Busy(it->volume)) {
+      journal_->FinishOperation(it->id, kJournalRolledBack, "superseded by a later operation");
       metrics::Families().recovery_entries.With({kJournalRolledBack}).Increment();
       continue;
     }
-    tracker_.Admit(entry.volume, "recovery of " + entry.kind, "", [](const SnapshotResult&) {});
-    RecoverEntry(entry, std::chrono::seconds(1));
+    tracker_.Admit(it->volume, "recovery of " + it->kind, "", [](const SnapshotResult&) {});
+    deciding.push_back(&*it);
   }
+  for (const store::OperationRow* entry : deciding) {
+    RecoverEntry(*entry, std::chrono::seconds(1));
+  }
+  const size_t found = entries.size();
   for (const store::SnapshotRow& row : snapshots_->Creating()) {
     if (!row.snapshot_id.empty()) uploads_.Track(row);
   }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/disk_naming.h"
+#include "engine/disk_state_rules.h"
 #include "engine/journal_outcome.h"
 #include "engine/recovery_retry.h"
 #include "engine/volume_state.h"
@@ -38,14 +39,9 @@ bool IsAttachedTo(const Disk& disk, const std::string& node) {
   return IsHeld(disk) && disk.state.instance == node;
 }
 
-bool IsAttached(const Disk& disk) {
-  return backend::HoldsInstance(disk.state.status);
-}
-
-// Still being made or repaired by Oxide: not yet a disk an operation can use.
+// Oxide is moving the disk on by itself (made, repaired, attached or detached): wait for it.
 bool IsSettling(const Disk& disk) {
-  return disk.state.status == DiskStatus::kCreating ||
-         disk.state.status == DiskStatus::kMaintenance;
+  return backend::PhaseOf(disk.state.status) == backend::DiskPhase::kTransitional;
 }
 
 std::string StatusText(const Disk& disk) {
@@ -191,6 +187,8 @@ void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint
     return;
   }
   std::optional<store::VolumeRow> before = store_->FindByDiskName(spec.disk_name);
+  // One lock per volume: its id, when known, is what DeleteVolume and the others hold.
+  if (before && !HoldAlso(spec.disk_name, before->volume_id)) return;
   json args = {{"co_name", spec.co_name}, {"size", spec.size}, {"block_size", spec.block_size}};
   if (!spec.snapshot_id.empty()) args["snapshot_id"] = spec.snapshot_id;
   if (!spec.clone_source.empty()) {
@@ -261,7 +259,9 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) 
           return Revert(job, error);
         }
         const Disk& disk = *found;
-        tracker_.Alias(job->key, disk.id);
+        if (Status held = tracker_.Claim(job->key, disk.id); !held.ok()) {
+          return Revert(job, held);  // another operation holds the disk's id: leave it alone
+        }
         std::optional<std::string> owner = CoNameFromDescription(disk.description);
         if (owner != spec.co_name) {
           // Not ours (or a 64-bit hash collision): never hand out another volume's disk.
@@ -277,11 +277,8 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) 
             job->before ? VolumeStateFromName(job->before->state) : VolumeState::kCreating;
         StatusOr<store::VolumeRow> row = RowAfterReport(disk, spec.co_name, from);
         if (!row.ok()) return Revert(job, row.status());
-        if (disk.state.status == DiskStatus::kFaulted) {
-          return Complete(job,
-                          FailedPrecondition("Oxide reports disk " + disk.name +
-                                             " faulted; delete the volume and create it again"),
-                          kFailed, *row);
+        if (Status refused = RefusalToKeep(disk); !refused.ok()) {
+          return Complete(job, refused, kFailed, *row);
         }
         std::string mismatch;
         if (spec.required > 0 && disk.size < spec.required) {
@@ -321,39 +318,45 @@ void VolumeEngine::Delete(const std::string& volume_id, OperationWaiter done) {
     return;
   }
   std::optional<store::VolumeRow> before = store_->FindByVolumeId(volume_id);
-  JobPtr job = StartJob(volume_id, "delete", json::object().dump(), before);
-  if (before) {
-    // A row left in a transitional state (a failed commit) gives way too: Oxide decides.
-    StatusOr<VolumeState> next =
-        RequestedState(VolumeStateFromName(before->state).value_or(VolumeState::kCreated),
-                       VolumeEvent::kDeleteRequested);
-    if (!next.ok()) return Revert(job, next.status());
-    store::VolumeRow row = *before;
-    row.state = VolumeStateName(*next);
-    store_->Put(row);
+  if (!before) {
+    // An id this plugin has not seen: Oxide deletes by id in any project, so look first (which
+    // also names the disk, the volume's other lock key).
+    return oxide_->GetDisk(volume_id, [this, alive = alive_, volume_id](StatusOr<Disk> disk) {
+      if (!*alive) return;
+      if (!disk.ok()) {
+        if (disk.status().code() == StatusCode::kNotFound) {
+          return tracker_.Finish(volume_id, Disk{});
+        }
+        return tracker_.Finish(volume_id, disk.status());
+      }
+      if (!HoldAlso(volume_id, disk->name)) return;
+      JobPtr job = StartJob(volume_id, "delete", json::object().dump(), std::nullopt);
+      AfterCommit(job, [this, job, volume_id] { ContinueDelete(job, volume_id); });
+    });
   }
+  if (!HoldAlso(volume_id, before->disk_name)) return;
+  JobPtr job = StartJob(volume_id, "delete", json::object().dump(), before);
+  // A row left in a transitional state (a failed commit) gives way too: Oxide decides.
+  StatusOr<VolumeState> next =
+      RequestedState(VolumeStateFromName(before->state).value_or(VolumeState::kCreated),
+                     VolumeEvent::kDeleteRequested);
+  if (!next.ok()) return Revert(job, next.status());
+  store::VolumeRow row = *before;
+  row.state = VolumeStateName(*next);
+  store_->Put(row);
   AfterCommit(job, [this, job, volume_id] { ContinueDelete(job, volume_id); });
 }
 
 void VolumeEngine::ContinueDelete(const JobPtr& job, const std::string& volume_id) {
-  auto delete_disk = [this, job, volume_id] {
-    oxide_->DeleteDisk(volume_id, [this, alive = alive_, job](Status deleted) {
-      if (!*alive) return;
-      if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
-        return Complete(job, Disk{}, kDone, std::nullopt);
-      }
-      Revert(job, deleted);
-    });
-  };
-  if (job->before) return delete_disk();  // a row is only made for a disk of the project
-  // An id this plugin has not seen: Oxide deletes by id in any project, so look first.
-  oxide_->GetDisk(volume_id, [this, alive = alive_, job, delete_disk](StatusOr<Disk> disk) {
+  oxide_->DeleteDisk(volume_id, [this, alive = alive_, job, volume_id](Status deleted) {
     if (!*alive) return;
-    if (disk.ok()) return delete_disk();
-    if (disk.status().code() == StatusCode::kNotFound) {
+    if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
       return Complete(job, Disk{}, kDone, std::nullopt);
     }
-    Revert(job, disk.status());
+    if (deleted.code() != StatusCode::kFailedPrecondition) return Revert(job, deleted);
+    // Refused for the disk's state: the state Oxide reports now says what the CO should do.
+    ExplainRefusal(job, volume_id, deleted, /*gone_is_done=*/true,
+                   [](const Disk& disk) { return RefusalToDelete(disk); });
   });
 }
 
@@ -370,12 +373,17 @@ void VolumeEngine::Publish(const std::string& volume_id, const std::string& node
   VolumeState state = row ? VolumeStateFromName(row->state).value_or(VolumeState::kCreating)
                           : VolumeState::kCreating;
   if (row && IsStable(state)) {
+    if (!HoldAlso(volume_id, row->disk_name)) return;
     return ContinuePublish(StartJob(volume_id, "publish", json{{"node", node_id}}.dump(), row),
                            volume_id, node_id, *row);
   }
   Observe(volume_id, [this, volume_id, node_id](StatusOr<Disk> disk,
                                                 std::optional<store::VolumeRow> observed) {
     if (!disk.ok()) return tracker_.Finish(volume_id, disk.status());
+    if (!HoldAlso(volume_id, disk->name)) return;
+    if (Status refused = RefusalToAttach(*disk, node_id); !refused.ok()) {
+      return tracker_.Finish(volume_id, refused);
+    }
     ContinuePublish(StartJob(volume_id, "publish", json{{"node", node_id}}.dump(), observed),
                     volume_id, node_id, *observed);
   });
@@ -394,10 +402,19 @@ void VolumeEngine::ContinuePublish(const JobPtr& job, const std::string& volume_
         node_id, volume_id,
         [this, alive = alive_, job, volume_id, node_id](StatusOr<Disk> attached) {
           if (!*alive) return;
-          if (!attached.ok()) return Revert(job, attached.status());
+          if (!attached.ok()) {
+            if (attached.status().code() != StatusCode::kFailedPrecondition) {
+              return Revert(job, attached.status());
+            }
+            return ExplainRefusal(job, volume_id, attached.status(), /*gone_is_done=*/false,
+                                  [node_id](const Disk& d) { return RefusalToAttach(d, node_id); });
+          }
           auto done = [this, job, node_id](StatusOr<Disk> disk) {
             if (!disk.ok()) return Revert(job, disk.status());
             if (!IsAttachedTo(*disk, node_id)) {
+              if (Status refused = RefusalToAttach(*disk, node_id); !refused.ok()) {
+                return Revert(job, refused);
+              }
               return Revert(job, Unavailable("Oxide accepted the attach of disk " + disk->name +
                                              " to instance " + node_id + " but reports it " +
                                              StatusText(*disk) + "; retry"));
@@ -429,6 +446,7 @@ void VolumeEngine::Unpublish(const std::string& volume_id, const std::string& no
   std::optional<store::VolumeRow> row = store_->FindByVolumeId(volume_id);
   bool stable = row && IsStable(VolumeStateFromName(row->state).value_or(VolumeState::kCreating));
   if (stable && !node_id.empty()) {
+    if (!HoldAlso(volume_id, row->disk_name)) return;
     return ContinueUnpublish(StartJob(volume_id, "unpublish", json{{"node", node_id}}.dump(), row),
                              volume_id, node_id, row);
   }
@@ -440,9 +458,15 @@ void VolumeEngine::Unpublish(const std::string& volume_id, const std::string& no
       if (disk.status().code() == StatusCode::kNotFound) return tracker_.Finish(volume_id, Disk{});
       return tracker_.Finish(volume_id, disk.status());
     }
+    if (!HoldAlso(volume_id, disk->name)) return;
     std::string holder = node_id.empty() ? disk->state.instance : node_id;
-    if (!IsAttached(*disk) || disk->state.instance != holder) {
-      return tracker_.Finish(volume_id, *disk);  // not attached to that node: nothing to do
+    switch (DetachStepFor(*disk, holder)) {
+      case DetachStep::kNothingToDo:
+        return tracker_.Finish(volume_id, *disk);  // not attached to that node
+      case DetachStep::kRefuse:
+        return tracker_.Finish(volume_id, RefusalToDetach(*disk));
+      case DetachStep::kDetach:
+        break;
     }
     ContinueUnpublish(StartJob(volume_id, "unpublish", json{{"node", holder}}.dump(), observed),
                       volume_id, holder, observed);
@@ -467,37 +491,67 @@ void VolumeEngine::ContinueUnpublish(const JobPtr& job, const std::string& volum
         node_id, volume_id,
         [this, alive = alive_, job, volume_id, node_id, during](StatusOr<Disk> detached) {
           if (!*alive) return;
-          std::string co_name = job->before ? job->before->co_name : "";
           if (detached.ok() && detached->state.status == DiskStatus::kDetached) {
-            StatusOr<store::VolumeRow> unpublished = RowAfterReport(*detached, co_name, during);
-            if (!unpublished.ok()) return Revert(job, unpublished.status());
-            return Complete(job, std::move(*detached), kDone, *unpublished);
+            return Unpublished(job, *detached, during);
           }
           Status error = detached.status();
-          bool elsewhere =
-              error.code() == StatusCode::kFailedPrecondition &&
-              error.message().find("attached to another instance") != std::string::npos;
-          if (!detached.ok() && error.code() != StatusCode::kNotFound && !elsewhere) {
-            return Revert(job, error);
-          }
-          // Gone, on another instance, or still detaching: look at the disk once more.
+          bool refused = error.code() == StatusCode::kFailedPrecondition ||
+                         error.code() == StatusCode::kAborted ||
+                         error.code() == StatusCode::kNotFound;
+          if (!detached.ok() && !refused) return Revert(job, error);
+          // Gone, refused for its state, or still detaching: what Oxide reports decides.
           PollDisk(
               volume_id, job->give_up, options_.poll_first,
               [](const Disk& d) { return d.state.status != DiskStatus::kDetaching; },
-              [this, job, node_id, co_name, during](StatusOr<Disk> disk) {
+              [this, job, node_id, during, error](StatusOr<Disk> disk) {
                 if (!disk.ok() && disk.status().code() == StatusCode::kNotFound) {
                   return Complete(job, Disk{}, kDone, std::nullopt);
                 }
                 if (!disk.ok()) return Revert(job, disk.status());
-                if (IsAttachedTo(*disk, node_id)) {
-                  return Revert(job, Unavailable("disk " + disk->name + " is still attached to " +
-                                                 node_id + "; retry"));
+                switch (DetachStepFor(*disk, node_id)) {
+                  case DetachStep::kNothingToDo:
+                    return Unpublished(job, *disk, during);
+                  case DetachStep::kRefuse:
+                    return Revert(job, RefusalToDetach(*disk));
+                  case DetachStep::kDetach:
+                    break;
                 }
-                StatusOr<store::VolumeRow> unpublished = RowAfterReport(*disk, co_name, during);
-                if (!unpublished.ok()) return Revert(job, unpublished.status());
-                Complete(job, std::move(*disk), kDone, *unpublished);
+                Revert(job, !error.ok()
+                                ? error
+                                : Unavailable("disk " + disk->name + " is still attached to " +
+                                              node_id + "; retry"));
               });
         });
+  });
+}
+
+void VolumeEngine::Unpublished(const JobPtr& job, const Disk& disk, VolumeRowState during) {
+  std::string co_name = job->before ? job->before->co_name : "";
+  StatusOr<store::VolumeRow> unpublished = RowAfterReport(disk, co_name, during);
+  if (!unpublished.ok()) return Revert(job, unpublished.status());
+  Complete(job, disk, kDone, *unpublished);
+}
+
+bool VolumeEngine::HoldAlso(const std::string& key, const std::string& also) {
+  if (also.empty() || also == key) return true;
+  Status held = tracker_.Claim(key, also);
+  if (held.ok()) return true;
+  tracker_.Finish(key, OperationResult(held));
+  return false;
+}
+
+void VolumeEngine::ExplainRefusal(const JobPtr& job, const std::string& volume_id,
+                                  const Status& refusal, bool gone_is_done,
+                                  std::function<Status(const Disk&)> rule) {
+  oxide_->GetDisk(volume_id, [this, alive = alive_, job, refusal, gone_is_done,
+                              rule = std::move(rule)](StatusOr<Disk> disk) {
+    if (!*alive) return;
+    const bool gone = !disk.ok() && disk.status().code() == StatusCode::kNotFound;
+    if (gone && gone_is_done) return Complete(job, Disk{}, kDone, std::nullopt);
+    if (!disk.ok()) return Revert(job, gone ? disk.status() : refusal);
+    Status why = rule(*disk);
+    if (why.ok()) return Revert(job, refusal);
+    Revert(job, Status(why.code(), why.message() + " (Oxide: " + refusal.message() + ")"));
   });
 }
 
@@ -569,6 +623,16 @@ size_t VolumeEngine::RecoverUnfinished() {
       continue;
     }
     tracker_.Admit(entry.volume, "recovery of " + entry.kind, "", [](const OperationResult&) {});
+    // The volume's other lock key, when this replica's row knows it (one lock per volume).
+    std::optional<store::VolumeRow> row = entry.kind == "create"
+                                              ? store_->FindByDiskName(entry.volume)
+                                              : store_->FindByVolumeId(entry.volume);
+    const std::string other = !row ? "" : entry.kind == "create" ? row->volume_id : row->disk_name;
+    if (!other.empty() && !tracker_.Claim(entry.volume, other).ok()) {
+      // A newer entry of the same volume, under its other key, decides.
+      tracker_.Finish(entry.volume, Disk{});
+      store_->FinishOperation(entry.id, kRolledBack, "superseded by a later operation");
+    }
   }
   for (const store::OperationRow& entry : entries) {
     if (store_->FindUnfinishedOperation(entry.id)) {

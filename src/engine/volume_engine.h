@@ -106,6 +106,16 @@ class VolumeEngine {
   void ContinueUnpublish(const JobPtr& job, const std::string& volume_id, std::string node_id,
                          const std::optional<store::VolumeRow>& row);
   void ContinueDelete(const JobPtr& job, const std::string& volume_id);
+  // Completes an unpublish from the disk Oxide reports detached from the job's node.
+  void Unpublished(const JobPtr& job, const backend::Disk& disk, VolumeRowState during);
+  // One lock per volume: makes `also` (the disk's name or id) a key of the operation running for
+  // `key`; false, and the call answered ABORTED, when another operation holds it.
+  bool HoldAlso(const std::string& key, const std::string& also);
+  // Oxide refused the job's request (FAILED_PRECONDITION) for the disk's state: answers what
+  // `rule` says of the state Oxide reports now, or the refusal itself when the rule has no
+  // objection. A disk that is gone completes the job when `gone_is_done`.
+  void ExplainRefusal(const JobPtr& job, const std::string& volume_id, const Status& refusal,
+                      bool gone_is_done, std::function<Status(const backend::Disk&)> rule);
 
   // GETs the disk until `settled` accepts it or the operation's time is up.
   void PollDisk(const std::string& disk, Clock::TimePoint give_up, std::chrono::milliseconds delay,

@@ -147,6 +147,42 @@ HttpResponse update_instance(Services& services, const std::string& selector,
   return ordered_control_json(200, instance_view(*instance));
 }
 
+// PUT /__sim/disks/{id-or-name} {"state", "instance"?}: sets a disk's state directly (no saga),
+// for tests that need each DiskState, and labels outside it (a newer Oxide's). The attach
+// states need "instance" (an instance id or name); the others drop it.
+HttpResponse set_disk_state(Services& services, const std::string& selector,
+                            const nlohmann::json& body) {
+  Model& model = services.model;
+  Disk* disk = nullptr;
+  for (auto& [id, candidate] : model.disks) {
+    if (id == canonical_uuid(selector) || candidate.name == selector) disk = &candidate;
+  }
+  if (disk == nullptr) return control_error(404, "disk not found");
+  // Steps a saga still holds would overwrite the state afterwards: they run first.
+  const std::string disk_id = disk->id;
+  services.timeline.Force("disk", disk_id);
+  auto still = model.disks.find(disk_id);
+  if (still == model.disks.end()) return control_error(404, "disk not found");
+  disk = &still->second;
+  const std::string state = require_string(body, "state");
+  if (state.empty() ||
+      state.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos) {
+    throw std::invalid_argument("\"state\" must be a snake_case label");
+  }
+  const bool holds = state == "attaching" || state == "attached" || state == "detaching";
+  std::string instance_id;
+  if (holds) {
+    Instance* instance = find_instance(model, require_string(body, "instance"));
+    if (instance == nullptr) return control_error(404, "instance not found");
+    instance_id = instance->id;
+  }
+  disk->state = state;
+  disk->instance_id = instance_id;
+  model.put(*disk);
+  services.guest.reconcile(model);
+  return ordered_control_json(200, to_api_json(*disk));
+}
+
 // POST /__sim/instances/{id-or-name}/device-order {"disk_names": [...]}: the order in which the
 // instance's disks get their loop devices at its starts from now on (the rest follow by name).
 HttpResponse set_device_order(Services& services, const std::string& selector,
@@ -272,6 +308,9 @@ HttpResponse route(ControlContext& context, const HttpRequest& request,
   if (what == "instances" && segments.size() == 4 && segments[3] == "device-order" &&
       method == "POST") {
     return set_device_order(services, segments[2], body);
+  }
+  if (what == "disks" && segments.size() == 3 && method == "PUT") {
+    return set_disk_state(services, segments[2], body);
   }
   if (what == "freeze" && method == "POST") {
     const Target target = find_target(model, body, false);

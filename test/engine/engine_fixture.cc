@@ -37,12 +37,8 @@ void EngineTest::Restart() {
   commit_ = std::make_unique<oxide::store::GroupCommit>(loop(), db_.get());
   store_ = std::make_unique<oxide::store::VolumeStore>(db_.get(), commit_.get(),
                                                        [this] { return clock().WallMillis(); });
-  EngineOptions options;
-  options.poll_first = std::chrono::milliseconds(20);
-  options.poll_max = std::chrono::milliseconds(100);
-  options.recovery_retry_max = std::chrono::milliseconds(200);
-  engine_ =
-      std::make_unique<VolumeEngine>(&clock(), &client(), store_.get(), commit_.get(), options);
+  engine_ = std::make_unique<VolumeEngine>(&clock(), &client(), store_.get(), commit_.get(),
+                                           engine_options_);
 }
 
 bool EngineTest::Busy() {

@@ -52,6 +52,10 @@ class EngineTest : public backend_test::BackendTest {
   // Attach through the API directly (another actor, or the state before a crash).
   void AttachDirect(const std::string& instance, const std::string& disk);
 
+  // The engine's options at the next Restart(): fast polls on the manual clock.
+  EngineOptions engine_options_{.poll_first = std::chrono::milliseconds(20),
+                                .poll_max = std::chrono::milliseconds(100),
+                                .recovery_retry_max = std::chrono::milliseconds(200)};
   const char* vfs_ = nullptr;  // the SQLite VFS of the next Restart() (nullptr: the default)
   oxide::testing::TempDir dir_;
   std::unique_ptr<oxide::store::StateDb> db_;

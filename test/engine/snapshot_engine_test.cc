@@ -278,6 +278,30 @@ TEST_F(SnapshotEngineTest, RecoveryClosesUnfinishedEntriesAndResumesTracking) {
   EXPECT_EQ(RowState(taken), "ready");
 }
 
+TEST_F(SnapshotEngineTest, OnlyTheNewestOfSeveralOpenEntriesOfASnapshotDecides) {
+  // Two creates of one snapshot left open (the first one's close never became durable); the
+  // snapshot exists, so the newest is done and the older one is closed as superseded.
+  const std::string source = SourceDisk("src-newest");
+  const std::string name = SnapshotNameFor("recover-newest");
+  auto created = Await<Snapshot>([&](oxide::backend::Done<Snapshot> done) {
+    client().CreateSnapshot(
+        {.name = name, .description = SnapshotDescriptionFor("recover-newest"), .disk = source},
+        std::move(done));
+  });
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const int64_t older =
+      journal_->BeginOperation("snapshot_create", name, R"({"co_name":"recover-newest"})");
+  const int64_t newer =
+      journal_->BeginOperation("snapshot_create", name, R"({"co_name":"recover-newest"})");
+  commit_->Flush();
+  Restart();
+  EXPECT_EQ(engine_->RecoverUnfinished(), 2u);
+  ASSERT_TRUE(RunUntil([&] { return engine_->tracker().in_flight() == 0; }, 10s));
+  EXPECT_EQ(JournalEntryState(*commit_, *db_, newer), "done");
+  EXPECT_EQ(JournalEntryState(*commit_, *db_, older), "rolled_back");
+  EXPECT_EQ(RowState(name), "ready");
+}
+
 TEST_F(SnapshotEngineTest, RecoveryWaitsOutAnOxideOutageAndThenClosesTheEntry) {
   const std::string lost = SnapshotNameFor("recover-outage");
   const int64_t entry =
