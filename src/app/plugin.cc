@@ -9,6 +9,7 @@
 
 #include "app/memory_trim.h"
 #include "app/metrics_endpoint.h"
+#include "app/provider_id_phase.h"
 #include "app/sqlite_log.h"
 #include "backend/curl_library.h"
 #include "backend/oxide_client.h"
@@ -92,6 +93,10 @@ int RunPlugin(const Settings& settings) {
   // the Kubernetes source's blocking libcurl call (bounded by its timeouts) holds up nothing.
   std::optional<node::NodeIdentity> identity;
   if (settings.ServesNode()) {
+    // Node operations (mkfs, mount, device scans) run on libuv's worker pool; 4 workers would
+    // serialise a node staging many volumes at once. Set before the pool's first use (the wait
+    // for spec.providerID below reads the Node on it).
+    setenv("UV_THREADPOOL_SIZE", "16", 0);
     StatusOr<node::NodeIdentity> resolved = node::ResolveNodeIdentity(settings);
     if (!resolved.ok()) {
       log::Error("cannot start: " + resolved.status().message());
@@ -102,9 +107,19 @@ int RunPlugin(const Settings& settings) {
       log::Warn("instance id sources listed before " + identity->source + " failed",
                 {{"failures", identity->earlier_failures}});
     }
-    // Node operations (mkfs, mount, device scans) run on libuv's worker pool; 4 workers would
-    // serialise a node staging many volumes at once. Set before the pool's first use.
-    setenv("UV_THREADPOOL_SIZE", "16", 0);
+    // A Node the cloud controller manager has not initialised yet: no socket (so no registration
+    // under a name that would change) until its spec.providerID is set.
+    if (identity->awaits_provider_id) {
+      StatusOr<ProviderIdOutcome> waited = AwaitProviderId(settings, &*identity);
+      if (!waited.ok()) {
+        log::Error("cannot start: " + waited.status().message());
+        return 2;
+      }
+      if (*waited == ProviderIdOutcome::kStopped) {
+        log::Info("oxide-csi-plugin exited cleanly");
+        return 0;
+      }
+    }
   }
   auto state_db = store::StateDb::Open(settings.state_db);
   if (!state_db.ok()) {

@@ -327,6 +327,14 @@ const std::vector<Option>& Options() {
          s.node_name = v;
          return Status::Ok();
        }},
+      {"wait-for-provider-id", "OXIDE_CSI_WAIT_FOR_PROVIDER_ID", nullptr, "false",
+       "node: with the kubernetes instance id source, never take the node name as the id: wait "
+       "(without serving the socket) until the Node has spec.providerID. Without this flag the "
+       "node waits only while the Node carries the cloud controller manager's taint "
+       "node.cloudprovider.kubernetes.io/uninitialized",
+       [](Settings& s, const std::string& v) {
+         return ParseBool("wait-for-provider-id", v, &s.wait_for_provider_id);
+       }},
       {"kubernetes-timeout-seconds", nullptr, "N", "10",
        "node: limit on connecting to, and on each whole exchange with, the Kubernetes API server "
        "when reading this node's Node object",

@@ -76,6 +76,9 @@ struct Settings {
   std::string kubernetes_host;  // KUBERNETES_SERVICE_HOST; empty = not in a cluster
   std::string kubernetes_port;  // KUBERNETES_SERVICE_PORT
   std::string kubernetes_credentials_dir = kDefaultKubernetesCredentialsDir;  // token, ca.crt
+  // Wait for the Node's spec.providerID rather than take "name:<node name>", even without the
+  // cloud controller manager's uninitialized taint (which makes the node wait anyway).
+  bool wait_for_provider_id = false;
   int kubernetes_timeout_seconds = 10;  // connect and whole-exchange limit per attempt
   std::string sysfs_root = "/sys";      // where block devices and their NVMe serials are read
   int device_wait_seconds = 60;         // how long NodeStageVolume waits for the device to appear

@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "config/validation.h"
-#include "node/kubernetes_node_reader.h"
 #include "util/utf8_cut.h"
 
 namespace oxide::node {
@@ -12,21 +11,26 @@ namespace {
 
 constexpr std::string_view kOxideProviderPrefix = "oxide://";
 
-// One source's answer: a node id, or why it has none (`skipped`: it is not configured here).
+// One source's answer: a node id, or why it has none (`skipped`: it is not configured here), or
+// (kubernetes) a Node whose spec.providerID is still to come (`awaited`).
 struct SourceAnswer {
   std::optional<std::string> node_id;
   std::string why;
   bool skipped = false;
+  std::optional<KubernetesNode> awaited;
 };
 
 SourceAnswer Answered(std::string node_id) {
-  return {.node_id = std::move(node_id), .why = "", .skipped = false};
+  return {.node_id = std::move(node_id), .why = "", .skipped = false, .awaited = std::nullopt};
 }
 SourceAnswer Skipped(std::string why) {
-  return {.node_id = std::nullopt, .why = "skipped: " + why, .skipped = true};
+  return {.node_id = std::nullopt, .why = "skipped: " + why, .skipped = true, .awaited = {}};
 }
 SourceAnswer Failed(std::string why) {
-  return {.node_id = std::nullopt, .why = std::move(why), .skipped = false};
+  return {.node_id = std::nullopt, .why = std::move(why), .skipped = false, .awaited = {}};
+}
+SourceAnswer Awaited(KubernetesNode node) {
+  return {.node_id = std::nullopt, .why = "", .skipped = false, .awaited = std::move(node)};
 }
 
 SourceAnswer FromEnvironment(const Settings& settings) {
@@ -48,14 +52,10 @@ SourceAnswer FromKubernetes(const Settings& settings) {
   if (settings.kubernetes_host.empty()) {
     return Skipped("not in a Kubernetes cluster (KUBERNETES_SERVICE_HOST is not set)");
   }
-  KubernetesApiOptions options{
-      .host = settings.kubernetes_host,
-      .port = settings.kubernetes_port,
-      .credentials_dir = settings.kubernetes_credentials_dir,
-      .connect_timeout = std::chrono::seconds(settings.kubernetes_timeout_seconds),
-      .total_timeout = std::chrono::seconds(settings.kubernetes_timeout_seconds)};
-  StatusOr<KubernetesNode> node = ReadKubernetesNode(options, settings.node_name);
+  StatusOr<KubernetesNode> node =
+      ReadKubernetesNode(KubernetesOptionsFromSettings(settings), settings.node_name);
   if (!node.ok()) return Failed(node.status().message());
+  if (MustWaitForProviderId(*node, settings.wait_for_provider_id)) return Awaited(*node);
   StatusOr<std::string> id = NodeIdFromKubernetesNode(node->provider_id, settings.node_name);
   if (!id.ok()) return Failed(id.status().message());
   return Answered(*id);
@@ -74,6 +74,20 @@ SourceAnswer Ask(InstanceIdSource source, const Settings& settings) {
 }
 
 }  // namespace
+
+KubernetesApiOptions KubernetesOptionsFromSettings(const Settings& settings) {
+  KubernetesApiOptions options;
+  options.host = settings.kubernetes_host;
+  options.port = settings.kubernetes_port;
+  options.credentials_dir = settings.kubernetes_credentials_dir;
+  options.connect_timeout = std::chrono::seconds(settings.kubernetes_timeout_seconds);
+  options.total_timeout = std::chrono::seconds(settings.kubernetes_timeout_seconds);
+  return options;
+}
+
+bool MustWaitForProviderId(const KubernetesNode& node, bool wait_for_provider_id) {
+  return node.provider_id.empty() && (node.uninitialized || wait_for_provider_id);
+}
 
 StatusOr<std::string> NodeIdFromKubernetesNode(const std::string& provider_id,
                                                const std::string& node_name) {
@@ -105,7 +119,18 @@ StatusOr<NodeIdentity> ResolveNodeIdentity(const Settings& settings) {
     SourceAnswer answer = Ask(source, settings);
     const std::string name = InstanceIdSourceName(source);
     if (answer.node_id) {
-      return NodeIdentity{.node_id = *answer.node_id, .source = name, .earlier_failures = failures};
+      return NodeIdentity{.node_id = *answer.node_id,
+                          .source = name,
+                          .earlier_failures = failures,
+                          .awaits_provider_id = false,
+                          .node = {}};
+    }
+    if (answer.awaited) {
+      return NodeIdentity{.node_id = "",
+                          .source = name,
+                          .earlier_failures = failures,
+                          .awaits_provider_id = true,
+                          .node = *answer.awaited};
     }
     const std::string said = name + ": " + answer.why;
     tried += (tried.empty() ? "" : "; ") + said;

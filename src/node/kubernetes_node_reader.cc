@@ -58,6 +58,11 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
   return bytes;
 }
 
+// libcurl's progress callback: non-zero ends the transfer (CURLE_ABORTED_BY_CALLBACK).
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(user)->load() ? 1 : 0;
+}
+
 struct EasyDeleter {
   void operator()(CURL* easy) const { Curl().easy_cleanup(easy); }
 };
@@ -91,6 +96,11 @@ std::unique_ptr<Exchange> Perform(const KubernetesApiOptions& options, const std
   Curl().easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnBody);
   Curl().easy_setopt(e, CURLOPT_WRITEDATA, exchange.get());
   Curl().easy_setopt(e, CURLOPT_ERRORBUFFER, exchange->error);
+  if (options.cancel != nullptr) {
+    Curl().easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &OnProgress);
+    Curl().easy_setopt(e, CURLOPT_XFERINFODATA, options.cancel);
+    Curl().easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+  }
   exchange->code = Curl().easy_perform(e);
   Curl().easy_getinfo(e, CURLINFO_RESPONSE_CODE, &exchange->http_status);
   return exchange;
@@ -134,6 +144,9 @@ Status Describe(const Exchange& exchange, const KubernetesApiOptions& options,
   if (exchange.too_large || exchange.code == CURLE_FILESIZE_EXCEEDED) {
     return FailedPrecondition("the answer is larger than " + Kib(options.max_response_bytes) +
                               ", which no Node object is");
+  }
+  if (exchange.code == CURLE_ABORTED_BY_CALLBACK) {
+    return Status(StatusCode::kCancelled, "cancelled (the plugin is stopping)");
   }
   if (exchange.code == CURLE_OPERATION_TIMEDOUT) {
     return Unavailable("no answer from " + base + " within the time limit (" +
@@ -183,6 +196,15 @@ StatusOr<KubernetesNode> ParseNode(const std::string& body) {
   if (!node.contains("spec")) return result;
   const json& spec = node["spec"];
   if (!spec.is_object()) return FailedPrecondition("the Node's spec is not an object");
+  if (spec.contains("taints") && !spec["taints"].is_null()) {
+    if (!spec["taints"].is_array())
+      return FailedPrecondition("the Node's spec.taints is not a list");
+    for (const json& taint : spec["taints"]) {
+      if (taint.is_object() && taint.contains("key") && taint["key"] == kUninitializedTaint) {
+        result.uninitialized = true;
+      }
+    }
+  }
   if (!spec.contains("providerID") || spec["providerID"].is_null()) return result;
   if (!spec["providerID"].is_string()) {
     return FailedPrecondition("the Node's spec.providerID is not a string");

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <ctime>
@@ -152,6 +153,9 @@ void SetOutputFd(int fd) {
 void RegisterSecret(std::string secret) {
   if (secret.empty()) return;
   std::lock_guard lock(g_secrets_mutex);
+  // Registered again on every re-read of a token file: kept once, or the list (and the cost of
+  // every record) would grow for as long as the plugin runs.
+  if (std::find(g_secrets.begin(), g_secrets.end(), secret) != g_secrets.end()) return;
   g_secrets.push_back(std::move(secret));
   g_has_secrets = true;
 }

@@ -112,6 +112,8 @@ TEST(Settings, HelpListsEverySettingWithItsDefault) {
                            "--node-name",
                            "NODE_NAME",
                            "--kubernetes-timeout-seconds",
+                           "--wait-for-provider-id",
+                           "OXIDE_CSI_WAIT_FOR_PROVIDER_ID",
                            "CSI_ENDPOINT",
                            "OXIDE_TOKEN"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
@@ -303,6 +305,26 @@ TEST(Settings, KubernetesSourceSettingsFromTheEnvironment) {
   EXPECT_EQ(defaults->settings.kubernetes_host, "");
   // A test setting: accepted, but not listed by --help.
   EXPECT_EQ(HelpText().find("--kubernetes-credentials-dir"), std::string::npos);
+}
+
+TEST(Settings, WaitForProviderIdFromTheFlagOrTheEnvironment) {
+  auto defaults = ParseCommandLine({kEp, "--mode=node"}, {});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->settings.wait_for_provider_id);
+  auto flag = ParseCommandLine({kEp, "--mode=node", "--wait-for-provider-id"}, {});
+  ASSERT_TRUE(flag.ok()) << flag.status().ToString();
+  EXPECT_TRUE(flag->settings.wait_for_provider_id);
+  auto env = ParseCommandLine({kEp, "--mode=node"}, {{"OXIDE_CSI_WAIT_FOR_PROVIDER_ID", "true"}});
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_TRUE(env->settings.wait_for_provider_id);
+  auto off = ParseCommandLine({kEp, "--mode=node", "--wait-for-provider-id=false"},
+                              {{"OXIDE_CSI_WAIT_FOR_PROVIDER_ID", "1"}});
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->settings.wait_for_provider_id) << "the flag wins over the environment";
+  auto bad = ParseCommandLine({kEp, "--mode=node"}, {{"OXIDE_CSI_WAIT_FOR_PROVIDER_ID", "yes"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--wait-for-provider-id"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("OXIDE_CSI_WAIT_FOR_PROVIDER_ID"), std::string::npos);
 }
 
 TEST(Settings, JournalPruningCanBeTurnedOffForBenchmarksOnly) {

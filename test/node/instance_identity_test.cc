@@ -77,6 +77,47 @@ TEST_F(InstanceIdentityTest, ANodeWithoutProviderIdGivesItsNameAsAnInstanceName)
   EXPECT_EQ(identity->source, "kubernetes");
 }
 
+// At first boot the cloud controller manager has not set spec.providerID yet and the Node carries
+// its uninitialized taint: the name would be an id that changes at the next restart, so the
+// source says "wait" (node/provider_id_wait.h) instead of answering with it.
+TEST_F(InstanceIdentityTest, ATaintedNodeWithoutProviderIdIsAwaitedNotNamed) {
+  for (const std::string effect : {"NoSchedule", "NoExecute", "PreferNoSchedule"}) {
+    api_.SetAnswer("worker-2", {.status = 200,
+                                .body = FakeKubernetesApi::NodeJson("worker-2", "", true, effect),
+                                .never = false});
+    StatusOr<NodeIdentity> identity = ResolveNodeIdentity(NodeSettings("worker-2"));
+    ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+    EXPECT_EQ(identity->node_id, "") << effect;
+    EXPECT_TRUE(identity->awaits_provider_id) << effect;
+    EXPECT_TRUE(identity->node.uninitialized) << effect;
+    EXPECT_EQ(identity->source, "kubernetes");
+  }
+}
+
+TEST_F(InstanceIdentityTest, ATaintedNodeWithAProviderIdGivesItsUuid) {
+  api_.SetAnswer("worker-2", {.status = 200,
+                              .body = FakeKubernetesApi::NodeJson(
+                                  "worker-2", std::string("oxide://") + kUuid, true),
+                              .never = false});
+  StatusOr<NodeIdentity> identity = ResolveNodeIdentity(NodeSettings("worker-2"));
+  ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+  EXPECT_EQ(identity->node_id, kUuid);
+  EXPECT_FALSE(identity->awaits_provider_id);
+}
+
+TEST_F(InstanceIdentityTest, TheWaitFlagAwaitsAProviderIdWithoutTheTaint) {
+  api_.SetAnswer(
+      "worker-2",
+      {.status = 200, .body = FakeKubernetesApi::NodeJson("worker-2", ""), .never = false});
+  Settings settings = NodeSettings("worker-2");
+  settings.wait_for_provider_id = true;
+  StatusOr<NodeIdentity> identity = ResolveNodeIdentity(settings);
+  ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+  EXPECT_TRUE(identity->awaits_provider_id);
+  EXPECT_FALSE(identity->node.uninitialized);
+  EXPECT_EQ(identity->node_id, "");
+}
+
 TEST_F(InstanceIdentityTest, ANodeNameThatCannotBeAnInstanceNameIsRefused) {
   // Dots are fine in a Kubernetes node name, not in an Oxide instance name.
   api_.SetAnswer(
@@ -155,6 +196,10 @@ TEST_F(InstanceIdentityTest, AnAnswerThatIsNotANodeIsRefused) {
       "worker-1",
       {.status = 200, .body = R"({"kind":"Node","spec":{"providerID":7}})", .never = false});
   ExpectFailure(ResolveNodeIdentity(NodeSettings("worker-1")), {"providerID is not a string"});
+  api_.SetAnswer(
+      "worker-1",
+      {.status = 200, .body = R"({"kind":"Node","spec":{"taints":"none"}})", .never = false});
+  ExpectFailure(ResolveNodeIdentity(NodeSettings("worker-1")), {"spec.taints is not a list"});
 }
 
 TEST_F(InstanceIdentityTest, AHugeAnswerIsCutOffAtTheCap) {
@@ -240,6 +285,13 @@ TEST_F(InstanceIdentityTest, SourcesAreTriedInTheConfiguredOrder) {
   StatusOr<NodeIdentity> absent = ResolveNodeIdentity(settings);
   ASSERT_TRUE(absent.ok());
   EXPECT_EQ(absent->earlier_failures, "");
+}
+
+TEST(MustWaitForProviderId, OnlyWithoutAProviderIdAndWithTheTaintOrTheFlag) {
+  EXPECT_FALSE(MustWaitForProviderId({.provider_id = "", .uninitialized = false}, false));
+  EXPECT_TRUE(MustWaitForProviderId({.provider_id = "", .uninitialized = true}, false));
+  EXPECT_TRUE(MustWaitForProviderId({.provider_id = "", .uninitialized = false}, true));
+  EXPECT_FALSE(MustWaitForProviderId({.provider_id = "oxide://x", .uninitialized = true}, true));
 }
 
 TEST(NodeIdFromKubernetesNode, FormsOfProviderId) {

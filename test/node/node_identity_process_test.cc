@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
+#include <filesystem>
 
 #include "csi.grpc.pb.h"
 #include "support/fake_kubernetes_api.h"
@@ -61,6 +63,59 @@ TEST_F(NodeIdentityProcessTest, WithoutProviderIdTheNodeIdIsTheInstanceName) {
   csi::v1::NodeGetInfoResponse info;
   ASSERT_TRUE(stub->NodeGetInfo(&context, {}, &info).ok());
   EXPECT_EQ(info.node_id(), "name:worker-1");
+}
+
+// At first boot the Node carries the cloud controller manager's uninitialized taint and no
+// providerID yet: the plugin must not serve (the registrar would register "name:worker-1", an id
+// that changes at the next restart) until the providerID is there.
+TEST_F(NodeIdentityProcessTest, ATaintedNodeServesOnlyOnceItsProviderIdIsSet) {
+  api_.SetAnswer(
+      "worker-1",
+      {.status = 200, .body = FakeKubernetesApi::NodeJson("worker-1", "", true), .never = false});
+  PluginProcess plugin(setup_.args, setup_.env, setup_.log_path());
+  ASSERT_TRUE(plugin.WaitForLog(
+      "waiting for the cloud controller manager to set spec.providerID on Node worker-1; taint "
+      "node.cloudprovider.kubernetes.io/uninitialized present"))
+      << plugin.Log();
+  // A re-read (a second later) still finds the taint: still no socket, and no name taken.
+  ASSERT_TRUE(api_.WaitForRequests(2));
+  EXPECT_FALSE(std::filesystem::exists(setup_.socket_path()));
+  EXPECT_EQ(plugin.Log().find("name:worker-1"), std::string::npos) << plugin.Log();
+
+  api_.SetAnswer("worker-1",
+                 {.status = 200,
+                  .body = FakeKubernetesApi::NodeJson("worker-1", std::string("oxide://") + kUuid),
+                  .never = false});
+  ASSERT_TRUE(plugin.WaitServing(setup_.socket_path())) << plugin.Log();
+  auto stub = csi::v1::Node::NewStub(UnixChannel(setup_.socket_path()));
+  grpc::ClientContext context;
+  csi::v1::NodeGetInfoResponse info;
+  ASSERT_TRUE(stub->NodeGetInfo(&context, {}, &info).ok());
+  EXPECT_EQ(info.node_id(), kUuid);
+  EXPECT_EQ(plugin.Log().find("name:worker-1"), std::string::npos) << plugin.Log();
+}
+
+// --wait-for-provider-id (here from its environment variable) waits without the taint too; a
+// SIGTERM during the wait ends it cleanly, also while a read of the Node is unanswered.
+TEST_F(NodeIdentityProcessTest, SigtermDuringTheWaitExitsCleanly) {
+  api_.SetAnswer(
+      "worker-1",
+      {.status = 200, .body = FakeKubernetesApi::NodeJson("worker-1", ""), .never = false});
+  setup_.env["OXIDE_CSI_WAIT_FOR_PROVIDER_ID"] = "true";
+  PluginProcess plugin(setup_.args, setup_.env, setup_.log_path());
+  ASSERT_TRUE(plugin.WaitForLog(
+      "waiting for the cloud controller manager to set spec.providerID on Node worker-1; "
+      "--wait-for-provider-id is set"))
+      << plugin.Log();
+  api_.SetAnswer("worker-1", {.status = 0, .body = "", .never = true});
+  ASSERT_TRUE(api_.WaitForRequests(2));  // the re-read now hangs (for up to 10 s)
+  plugin.Signal(SIGTERM);
+  EXPECT_EQ(plugin.WaitExit(std::chrono::seconds(5)), 0) << plugin.Log();
+  EXPECT_NE(plugin.Log().find("signal received while waiting for spec.providerID"),
+            std::string::npos)
+      << plugin.Log();
+  EXPECT_NE(plugin.Log().find("oxide-csi-plugin exited cleanly"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(setup_.socket_path()));
 }
 
 TEST_F(NodeIdentityProcessTest, WhenNoSourceAnswersTheStartStopsWithOneLine) {

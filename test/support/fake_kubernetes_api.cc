@@ -108,7 +108,8 @@ void FakeKubernetesApi::SetAnswer(const std::string& node_name, Answer answer) {
   answers_[node_name] = std::move(answer);
 }
 
-std::string FakeKubernetesApi::NodeJson(const std::string& name, const std::string& provider_id) {
+std::string FakeKubernetesApi::NodeJson(const std::string& name, const std::string& provider_id,
+                                        bool uninitialized, const std::string& taint_effect) {
   nlohmann::json node = {
       {"kind", "Node"},
       {"apiVersion", "v1"},
@@ -116,6 +117,13 @@ std::string FakeKubernetesApi::NodeJson(const std::string& name, const std::stri
       {"spec", nlohmann::json::object()},
       {"status", {{"nodeInfo", {{"kubeletVersion", "v1.31.0"}}}}}};
   if (!provider_id.empty()) node["spec"]["providerID"] = provider_id;
+  if (uninitialized) {
+    node["spec"]["taints"] =
+        nlohmann::json::array({{{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}},
+                               {{"key", "node.cloudprovider.kubernetes.io/uninitialized"},
+                                {"value", "true"},
+                                {"effect", taint_effect}}});
+  }
   return node.dump();
 }
 

@@ -35,8 +35,12 @@ class FakeKubernetesApi {
 
   // What GET /api/v1/nodes/<name> answers (404 with a Status object for a name never set).
   void SetAnswer(const std::string& node_name, Answer answer);
-  // A Node object; no spec.providerID when `provider_id` is empty.
-  static std::string NodeJson(const std::string& name, const std::string& provider_id);
+  // A Node object; no spec.providerID when `provider_id` is empty. With `uninitialized`, its
+  // spec.taints holds the cloud controller manager's node.cloudprovider.kubernetes.io/uninitialized
+  // (with `taint_effect`) after an unrelated taint, as a Node at first boot does.
+  static std::string NodeJson(const std::string& name, const std::string& provider_id,
+                              bool uninitialized = false,
+                              const std::string& taint_effect = "NoSchedule");
 
   std::string host() const { return "127.0.0.1"; }
   std::string port() const { return std::to_string(port_); }

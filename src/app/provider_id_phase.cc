@@ -1,0 +1,140 @@
+#include "app/provider_id_phase.h"
+
+#include <uv.h>
+
+#include <atomic>
+#include <csignal>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "loop/clock.h"
+#include "node/kubernetes_node_reader.h"
+#include "node/provider_id_wait.h"
+#include "util/log.h"
+
+namespace oxide {
+namespace {
+
+class Phase;
+
+// One read of the Node on libuv's worker pool; `work.data` points here. Freed by AfterRead.
+struct NodeRead {
+  uv_work_t work{};
+  Phase* phase = nullptr;
+  node::KubernetesApiOptions options;
+  std::string node_name;
+  std::atomic<bool> cancel{false};
+  StatusOr<node::KubernetesNode> result = Unavailable("not read");
+  node::ProviderIdWait::ReadDone done;
+};
+
+// The loop, the clock, the signals and the wait; everything runs on the main thread but the
+// blocking read itself.
+class Phase {
+ public:
+  explicit Phase(const Settings& settings) : settings_(settings) {}
+
+  StatusOr<ProviderIdOutcome> Run(node::NodeIdentity* identity) {
+    uv_loop_init(&uv_);
+    {
+      LoopClock clock(&uv_);
+      node::ProviderIdWait wait(
+          &clock,
+          {.node_name = settings_.node_name,
+           .wait_for_provider_id = settings_.wait_for_provider_id},
+          [this](node::ProviderIdWait::ReadDone done) { StartRead(std::move(done)); },
+          [this](StatusOr<std::string> id) {
+            id_ = std::move(id);
+            CloseSignals();
+          });
+      wait_ = &wait;
+      for (uv_signal_t* handle : {&term_, &interrupt_}) {
+        uv_signal_init(&uv_, handle);
+        handle->data = this;
+      }
+      uv_signal_start(&term_, &Phase::OnSignal, SIGTERM);
+      uv_signal_start(&interrupt_, &Phase::OnSignal, SIGINT);
+      wait.Start(identity->node);
+      // Until the wait ends (the signals are closed) and no read is in flight.
+      uv_run(&uv_, UV_RUN_DEFAULT);
+      wait_ = nullptr;
+    }
+    uv_run(&uv_, UV_RUN_DEFAULT);  // the clock's close callback
+    uv_loop_close(&uv_);
+    if (stopped_) return ProviderIdOutcome::kStopped;
+    if (!id_ || !id_->ok()) {
+      return FailedPrecondition("no Oxide instance id: kubernetes: " +
+                                (id_ ? id_->status().message() : std::string("no answer")));
+    }
+    identity->node_id = **id_;
+    identity->awaits_provider_id = false;
+    return ProviderIdOutcome::kIdentified;
+  }
+
+ private:
+  void StartRead(node::ProviderIdWait::ReadDone done) {
+    auto read = std::make_unique<NodeRead>();
+    read->phase = this;
+    read->options = node::KubernetesOptionsFromSettings(settings_);
+    read->options.attempts = 1;  // the wait itself tries again
+    read->options.cancel = &read->cancel;
+    read->node_name = settings_.node_name;
+    read->done = std::move(done);
+    read->work.data = read.get();
+    if (uv_queue_work(&uv_, &read->work, &Phase::Read, &Phase::AfterRead) != 0) {
+      read->done(Unavailable("cannot queue the read of the Node"));
+      return;
+    }
+    in_flight_ = read.release();
+  }
+
+  static void Read(uv_work_t* work) {  // a worker thread
+    auto* read = static_cast<NodeRead*>(work->data);
+    read->result = node::ReadKubernetesNode(read->options, read->node_name);
+  }
+
+  static void AfterRead(uv_work_t* work, int /*status*/) {
+    std::unique_ptr<NodeRead> read(static_cast<NodeRead*>(work->data));
+    read->phase->in_flight_ = nullptr;
+    read->done(std::move(read->result));  // a stopped wait ignores it
+  }
+
+  static void OnSignal(uv_signal_t* handle, int signum) {
+    auto* self = static_cast<Phase*>(handle->data);
+    log::Info("signal received while waiting for spec.providerID: exiting without serving",
+              {{"signal", signum == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    self->stopped_ = true;
+    if (self->wait_ != nullptr) self->wait_->Stop();
+    if (self->in_flight_ != nullptr) self->in_flight_->cancel = true;
+    self->CloseSignals();
+  }
+
+  void CloseSignals() {
+    if (signals_closed_) return;
+    signals_closed_ = true;
+    for (uv_signal_t* handle : {&term_, &interrupt_}) {
+      uv_close(reinterpret_cast<uv_handle_t*>(handle), nullptr);
+    }
+  }
+
+  const Settings& settings_;
+  uv_loop_t uv_{};
+  uv_signal_t term_{};
+  uv_signal_t interrupt_{};
+  bool signals_closed_ = false;
+  node::ProviderIdWait* wait_ = nullptr;
+  NodeRead* in_flight_ = nullptr;
+  bool stopped_ = false;
+  std::optional<StatusOr<std::string>> id_;
+};
+
+}  // namespace
+
+StatusOr<ProviderIdOutcome> AwaitProviderId(const Settings& settings,
+                                            node::NodeIdentity* identity) {
+  Phase phase(settings);
+  return phase.Run(identity);
+}
+
+}  // namespace oxide
