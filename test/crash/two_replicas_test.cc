@@ -250,9 +250,9 @@ TEST_F(TwoReplicasTest, AReplacedReplicaLeavesNothingBehindAndEveryAnswerIsTrueI
   UntilOk(on_a, [&](Replica& r) { return Delete(r, v4); });
   UntilOk(on_b, [&](Replica& r) { return Unpublish(r, v2, node2); });
 
-  // ---- Oxide slows down (3 s create and delete sagas); A gets work and is killed mid-way.
+  // ---- Oxide slows down (5 s create and delete sagas); A gets work and is killed mid-way.
   ASSERT_EQ(
-      api_->put("/__sim/config", {{"create_delay_ms", 3000}, {"delete_delay_ms", 3000}}).status,
+      api_->put("/__sim/config", {{"create_delay_ms", 5000}, {"delete_delay_ms", 5000}}).status,
       200);
   Replica* killed = a_.get();
   auto on_killed = [&](auto call) {
