@@ -9,6 +9,7 @@
 
 #include "app/memory_trim.h"
 #include "app/metrics_endpoint.h"
+#include "app/operation_drain.h"
 #include "app/provider_id_phase.h"
 #include "app/sqlite_log.h"
 #include "backend/curl_library.h"
@@ -16,6 +17,7 @@
 #include "csi/controller_service.h"
 #include "csi/identity_service.h"
 #include "csi/node_service.h"
+#include "engine/clone_snapshot_sweep.h"
 #include "engine/oxide_credentials_check.h"
 #include "engine/snapshot_engine.h"
 #include "engine/volume_engine.h"
@@ -157,6 +159,7 @@ int RunPlugin(const Settings& settings) {
   std::unique_ptr<engine::SnapshotEngine> snapshot_engine;
   std::unique_ptr<csi_adapter::ControllerService> controller;
   std::unique_ptr<engine::OxideCredentialsCheck> credentials;
+  std::unique_ptr<engine::CloneSnapshotSweep> clone_sweep;
   if (settings.ServesController()) {
     oxide = backend::OxideClient::Create(loop.uv(), &clock,
                                          backend::ClientConfigFromSettings(settings));
@@ -183,6 +186,20 @@ int RunPlugin(const Settings& settings) {
     credentials = std::make_unique<engine::OxideCredentialsCheck>(&clock, oxide.get(),
                                                                   settings.probe_oxide_grace);
     health.push_back([check = credentials.get()] { return check->Health(); });
+    // Clones' temporary snapshots a replaced replica left behind (docs/replicas.md).
+    clone_sweep = std::make_unique<engine::CloneSnapshotSweep>(
+        &clock, oxide.get(), volumes.get(),
+        engine::CloneSweepOptions{
+            .max_age = settings.clone_snapshot_max_age,
+            .period = engine::CloneSweepPeriodFor(settings.clone_snapshot_max_age)});
+    if (settings.clone_snapshot_max_age <= engine::EngineOptions{}.operation_limit) {
+      log::Warn(
+          "--clone-snapshot-max-age is not above the operation limit: the sweep may delete the "
+          "temporary snapshot of a clone another replica is still making",
+          {{"max_age_ms", log::Num(static_cast<int64_t>(settings.clone_snapshot_max_age.count()))},
+           {"operation_limit_ms",
+            log::Num(static_cast<int64_t>(engine::EngineOptions{}.operation_limit.count()))}});
+    }
   }
   csi_adapter::IdentityService identity_service(settings, std::move(health));
   identity_service.Register(handlers);
@@ -206,30 +223,42 @@ int RunPlugin(const Settings& settings) {
   }
 
   rpc::CsiServer server(&loop, std::move(handlers));
+  // The last of the shutdown, once no operation is left (or the grace is over): releases the
+  // loop's handles so that the loop ends.
+  std::unique_ptr<OperationDrain> drain;
+  std::optional<SignalWatch> signals;
+  auto teardown = [&] {
+    drain.reset();
+    credentials.reset();
+    controller.reset();
+    snapshot_engine.reset();
+    volume_engine.reset();
+    if (volumes) volumes->SetFinishListener(nullptr);
+    journal_pruner.reset();
+    oxide.reset();
+    commit->Flush();  // its handles are idle now; it lives on for the node service
+    signals->Close();
+    if (metrics_endpoint) metrics_endpoint->Stop();
+    memory_trim.Stop();
+    turns.Stop();
+    loop.Stop();
+  };
   // Watch the signals before the socket exists: a CO may stop the plugin as soon as it serves.
-  SignalWatch signals(&loop, [&] {
+  // One grace covers both steps: the calls in flight, then the operations in flight (they outlive
+  // their calls: a replaced pod gets no next start to reconcile them, docs/replicas.md).
+  signals.emplace(&loop, [&] {
     turns.SignalArrived();
-    server.Shutdown(std::chrono::seconds(settings.shutdown_grace_seconds), [&] {
+    const Clock::TimePoint deadline = clock.Now() + settings.shutdown_grace;
+    server.Shutdown(settings.shutdown_grace, [&, deadline] {
       if (node) node->Shutdown();
-      // Controller operations still running are abandoned here; their journal entries are
-      // reconciled at the next start. Closing these releases their loop handles.
-      if (volume_engine && volume_engine->tracker().in_flight() > 0) {
-        log::Info("operations still running at shutdown will be reconciled at the next start",
-                  {{"count", std::to_string(volume_engine->tracker().in_flight())}});
-      }
-      credentials.reset();
-      controller.reset();
-      snapshot_engine.reset();
-      volume_engine.reset();
-      if (volumes) volumes->SetFinishListener(nullptr);
-      journal_pruner.reset();
-      oxide.reset();
-      commit->Flush();  // its handles are idle now; it lives on for the node service
-      signals.Close();
-      if (metrics_endpoint) metrics_endpoint->Stop();
-      memory_trim.Stop();
-      turns.Stop();
-      loop.Stop();
+      clone_sweep.reset();  // no new work: a sweep under way is dropped
+      std::vector<OperationDrain::Source> sources;
+      if (volume_engine) sources.emplace_back("volume", &volume_engine->operations());
+      if (snapshot_engine) sources.emplace_back("snapshot", &snapshot_engine->operations());
+      if (node) sources.emplace_back("node", &node->operations());
+      drain = std::make_unique<OperationDrain>(&clock, std::move(sources));
+      // Called from inside an engine's callback or a timer: tear down on the next turn.
+      drain->Start(deadline, [&](const std::vector<std::string>&) { loop.Post(teardown); });
     });
   });
   // Before the socket: a CO that sees the socket may expect the metrics (and a port in use stops
@@ -248,7 +277,7 @@ int RunPlugin(const Settings& settings) {
                             .pump_spin = std::chrono::microseconds(settings.rpc_spin_us)});
   if (!started.ok()) {
     if (metrics_endpoint) metrics_endpoint->Stop();
-    signals.Close();
+    signals->Close();
     uv_run(loop.uv(), UV_RUN_NOWAIT);  // the close callbacks, while `signals` still exists
     log::Error("cannot start: " + started.message());
     return 2;
@@ -265,6 +294,7 @@ int RunPlugin(const Settings& settings) {
     snapshot_engine->RecoverUnfinished();
     if (settings.journal_prune) journal_pruner->Start();
     credentials->Start();
+    clone_sweep->Start();
   }
   turns.Start();
   memory_trim.Start();

@@ -198,10 +198,34 @@ const std::vector<Option>& Options() {
          }
          return Status::Ok();
        }},
-      {"shutdown-grace-seconds", nullptr, "N", "15",
-       "on SIGTERM/SIGINT, how long calls in flight may take to finish",
+      {"shutdown-grace", nullptr, "DURATION", "15s",
+       "on SIGTERM/SIGINT, how long calls in flight and then operations still running (they "
+       "outlive their calls) may take to finish, all together; keep it below the pod's "
+       "terminationGracePeriodSeconds (units ms, s, m, h)",
        [](Settings& s, const std::string& v) {
-         return ParseInt("shutdown-grace-seconds", v, 0, 3600, 10, &s.shutdown_grace_seconds);
+         return ParseDuration("shutdown-grace", v, std::chrono::hours(1), &s.shutdown_grace);
+       }},
+      {"shutdown-grace-seconds", nullptr, "N", "15",
+       "the older name of --shutdown-grace, in whole seconds (--shutdown-grace-seconds=20 is "
+       "--shutdown-grace=20s)",
+       [](Settings& s, const std::string& v) {
+         int seconds = 0;
+         Status parsed = ParseInt("shutdown-grace-seconds", v, 0, 3600, 10, &seconds);
+         s.shutdown_grace = std::chrono::seconds(seconds);
+         return parsed;
+       }},
+      {"clone-snapshot-max-age", nullptr, "DURATION", "20m",
+       "controller: a clone's temporary snapshot (csi-clone-*) older than this (by Oxide's "
+       "time_created) that no unfinished operation of this replica names is deleted, at start "
+       "and periodically; keep it well above the 10 min operation limit, since another replica "
+       "may be using a younger one (see docs/replicas.md)",
+       [](Settings& s, const std::string& v) {
+         Status parsed = ParseDuration("clone-snapshot-max-age", v, std::chrono::hours(24 * 7),
+                                       &s.clone_snapshot_max_age);
+         if (parsed.ok() && s.clone_snapshot_max_age < std::chrono::seconds(1)) {
+           return Invalid("clone-snapshot-max-age", "must be at least 1s");
+         }
+         return parsed;
        }},
       {"probe-oxide-grace", "OXIDE_CSI_PROBE_OXIDE_GRACE", "DURATION", "60s",
        "controller: how long Oxide may fail to answer (connection errors, 5xx) before Probe "

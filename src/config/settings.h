@@ -38,7 +38,13 @@ struct Settings {
   std::string state_db = kDefaultStateDb;
   log::Level log_level = log::Level::kInfo;
   log::Format log_format = log::Format::kText;
-  int shutdown_grace_seconds = 15;
+  // On SIGTERM/SIGINT: how long calls in flight, then the engines' operations in flight, may take
+  // to finish, all together (--shutdown-grace; --shutdown-grace-seconds is the older name).
+  std::chrono::milliseconds shutdown_grace{std::chrono::seconds(15)};
+  // Controller: a clone's temporary snapshot (csi-clone-*) older than this that no unfinished
+  // journal entry of this replica names is an orphan and is deleted
+  // (engine/clone_snapshot_sweep.h).
+  std::chrono::milliseconds clone_snapshot_max_age{std::chrono::minutes(20)};
   // Controller: how long Oxide may fail to answer before Probe reports not ready (0: at once).
   std::chrono::milliseconds probe_oxide_grace{std::chrono::seconds(60)};
   int rpc_spin_us = 50;  // how long the loop polls for the next gRPC event before sleeping

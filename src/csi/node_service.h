@@ -43,6 +43,8 @@ class NodeService {
   void Register(rpc::CsiHandlers& handlers);
   // Ends device waits in progress with UNAVAILABLE; call before the loop stops.
   void Shutdown() { waiter_.CancelAll(); }
+  // The node engine's operations in flight (they outlive their calls: a shutdown waits for them).
+  engine::OperationsInFlight& operations() { return engine_.operations(); }
 
   void NodeGetInfo(const rpc::CallInfo&, const csi::v1::NodeGetInfoRequest&,
                    rpc::Reply<csi::v1::NodeGetInfoResponse> reply);

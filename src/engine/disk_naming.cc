@@ -145,4 +145,9 @@ std::string CloneSourceDescriptionFor(std::string_view target_co_name) {
   return std::string(kCloneSourcePrefix) + nlohmann::json(std::string(target_co_name)).dump();
 }
 
+bool IsCloneSnapshot(std::string_view name, std::string_view description) {
+  std::optional<std::string> target = QuotedAfter(description, kCloneSourcePrefix);
+  return target && CloneSnapshotNameFor(*target) == name;
+}
+
 }  // namespace oxide::engine

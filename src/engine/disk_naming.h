@@ -38,5 +38,9 @@ std::optional<std::string> CoNameFromSnapshotDescription(std::string_view descri
 // "csi-clone-" + hash of the target volume's CO name: the temporary snapshot a clone is made from.
 std::string CloneSnapshotNameFor(std::string_view target_co_name);
 std::string CloneSourceDescriptionFor(std::string_view target_co_name);
+// True when `name` and `description` are those of a clone's temporary snapshot: the description
+// is CloneSourceDescriptionFor(target) and the name CloneSnapshotNameFor(target). A snapshot
+// someone merely named csi-clone-* is not one.
+bool IsCloneSnapshot(std::string_view name, std::string_view description);
 
 }  // namespace oxide::engine

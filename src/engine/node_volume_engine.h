@@ -89,6 +89,11 @@ class NodeVolumeEngine {
     affinity_.Check("NodeVolumeEngine::tracker");
     return tracker_;
   }
+  // The same operations, for a shutdown that waits for them.
+  OperationsInFlight& operations() {
+    affinity_.Check("NodeVolumeEngine::operations");
+    return tracker_;
+  }
 
  private:
   // Each runs an admitted operation; `finish` ends it (once) with its outcome.

@@ -1,14 +1,17 @@
 // Which operation each volume or snapshot has in flight. A call for an object with an operation
 // under way either joins it (same kind, same arguments: it gets the same result) or is refused at
-// once with ABORTED naming the pending operation. Operations outlive the RPCs that started them.
+// once with ABORTED naming the pending operation. Operations outlive the RPCs that started them,
+// so a shutdown waits for them (OperationsInFlight: what is running, and a call when none is).
 // Loop thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -17,8 +20,19 @@
 
 namespace oxide::engine {
 
+// The operations an engine has in flight, as a graceful shutdown sees them (app/operation_drain.h).
+class OperationsInFlight {
+ public:
+  virtual ~OperationsInFlight() = default;
+  virtual size_t in_flight() const = 0;
+  // One line per operation: its kind and key(s), e.g. "CreateVolume csi-1f2e…".
+  virtual std::vector<std::string> Describe() const = 0;
+  // `idle` runs once, when no operation is left in flight (at once if none is).
+  virtual void WhenIdle(std::function<void()> idle) = 0;
+};
+
 template <typename Result>
-class BasicOperationTracker {
+class BasicOperationTracker final : public OperationsInFlight {
  public:
   using Waiter = std::function<void(const Result&)>;
   enum class Admission { kStart, kJoined, kRejected };
@@ -87,10 +101,37 @@ class BasicOperationTracker {
     --operations_;
     for (auto& waiter : operation->waiters)
       waiter(result);
+    // A waiter may have started another operation: idle only if none is left.
+    if (operations_ == 0 && !idle_listeners_.empty()) {
+      std::vector<std::function<void()>> listeners = std::move(idle_listeners_);
+      idle_listeners_.clear();
+      for (auto& listener : listeners)
+        listener();
+    }
   }
 
   bool Busy(const std::string& key) const { return by_key_.count(key) != 0; }
-  size_t in_flight() const { return operations_; }
+  size_t in_flight() const override { return operations_; }
+
+  std::vector<std::string> Describe() const override {
+    std::vector<std::string> lines;
+    std::unordered_set<const Operation*> seen;
+    for (const auto& [key, operation] : by_key_) {
+      if (!seen.insert(operation.get()).second) continue;
+      std::string line = operation->kind;
+      for (const std::string& k : operation->keys)
+        line += " " + k;
+      lines.push_back(std::move(line));
+    }
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  }
+
+  void WhenIdle(std::function<void()> idle) override {
+    if (operations_ == 0) return idle();
+    idle_listeners_.push_back(std::move(idle));
+  }
+
   uint64_t joined() const { return joined_; }
   uint64_t rejected() const { return rejected_; }
 
@@ -105,6 +146,7 @@ class BasicOperationTracker {
   std::unordered_map<std::string, std::shared_ptr<Operation>> by_key_;
   size_t operations_ = 0;
   uint64_t joined_ = 0, rejected_ = 0;
+  std::vector<std::function<void()>> idle_listeners_;
 };
 
 // What a volume operation produces: the disk as Oxide last reported it, or the error.

@@ -61,6 +61,12 @@ class SnapshotEngine {
     affinity_.Check("SnapshotEngine::tracker");
     return tracker_;
   }
+  // The same operations, for a shutdown that waits for them (not the upload tracking of
+  // snapshots Oxide still creates: their journal entries are closed).
+  OperationsInFlight& operations() {
+    affinity_.Check("SnapshotEngine::operations");
+    return tracker_;
+  }
   // The clock `answer_by` is on (a pointer fixed at construction: not checked).
   Clock& clock() const { return *clock_; }
   SnapshotUploadTracker& uploads() {

@@ -65,6 +65,11 @@ class VolumeEngine {
     affinity_.Check("VolumeEngine::tracker");
     return tracker_;
   }
+  // The same operations, for a shutdown that waits for them.
+  OperationsInFlight& operations() {
+    affinity_.Check("VolumeEngine::operations");
+    return tracker_;
+  }
 
  private:
   struct Job {

@@ -51,6 +51,11 @@ PluginFamilies Build(Registry& r) {
           r.AddGauge("oxide_csi_snapshots_tracked",
                      "Snapshots the controller polls until Oxide reports them ready.")
               .With({}),
+      .orphan_snapshots_deleted =
+          r.AddCounter("oxide_csi_orphan_snapshots_deleted_total",
+                       "Temporary clone snapshots (csi-clone-*) no operation used any more, "
+                       "deleted by the controller's sweep.")
+              .With({}),
       .commit_duration =
           r.AddHistogram("oxide_csi_store_commit_duration_seconds",
                          "Time of one state-database transaction (group commit), fsync included.",

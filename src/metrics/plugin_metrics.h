@@ -28,6 +28,8 @@ struct PluginFamilies {
   GaugeFamily& operations_pending;  // {kind}
   CounterFamily& recovery_entries;  // {outcome}
   Gauge& snapshots_tracked;         // snapshots polled until Oxide says ready
+  // Clones' temporary snapshots left behind (a replaced pod) and deleted by the sweep.
+  Counter& orphan_snapshots_deleted;
   // The state database's group commit (recorded on the store thread).
   Histogram& commit_duration;
   Histogram& commit_batch_size;

@@ -1,13 +1,24 @@
 #include "clock.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 
 namespace oxide_sim {
+namespace {
+
+std::atomic<long long> wall_offset_ms{0};
+
+}  // namespace
+
+void set_wall_offset_ms(long long offset_ms) {
+  wall_offset_ms.store(offset_ms, std::memory_order_relaxed);
+}
 
 std::string now_rfc3339() {
-  const auto now = std::chrono::system_clock::now();
+  const auto now = std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(wall_offset_ms.load(std::memory_order_relaxed));
   const auto micros =
       std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
   const std::time_t seconds = static_cast<std::time_t>(micros / 1000000);

@@ -241,6 +241,7 @@ HttpResponse clock_endpoint(Services& services, const std::string& method,
       throw std::invalid_argument("\"ms\" (non-negative integer) is required");
     }
     ran = timeline.AdvanceManualClock(ms->get<uint64_t>());
+    set_wall_offset_ms(static_cast<long long>(timeline.manual_now_ms()));
   }
   return control_json(200, {{"manual", timeline.manual_clock()},
                             {"now_ms", timeline.manual_now_ms()},

@@ -37,7 +37,8 @@ TEST(Settings, DefaultsWithOnlyTheRequiredSettings) {
   EXPECT_EQ(s.driver_name, "csi.oxide.computer");
   EXPECT_EQ(s.state_db, "/var/lib/oxide-csi/state.db");
   EXPECT_EQ(s.socket_mode, 0660u);
-  EXPECT_EQ(s.shutdown_grace_seconds, 15);
+  EXPECT_EQ(s.shutdown_grace, std::chrono::seconds(15));
+  EXPECT_EQ(s.clone_snapshot_max_age, std::chrono::minutes(20));
   EXPECT_EQ(s.oxide_host, "https://oxide.example.com");
   EXPECT_EQ(s.oxide_token, kToken);
   EXPECT_EQ(s.oxide_token_file, "");  // OXIDE_TOKEN: nothing to watch
@@ -66,6 +67,31 @@ TEST(Settings, ProbeOxideGraceTakesADurationFromTheFlagOrTheEnvironment) {
   env["OXIDE_CSI_PROBE_OXIDE_GRACE"] = "2m";
   EXPECT_EQ(grace("", env), milliseconds(120'000));
   EXPECT_EQ(grace("--probe-oxide-grace=10s", env), milliseconds(10'000)) << "the flag wins";
+}
+
+// --shutdown-grace takes a duration; --shutdown-grace-seconds, its older name, whole seconds.
+TEST(Settings, ShutdownGraceTakesADurationAndTheOldNameSeconds) {
+  auto grace = [](const std::vector<std::string>& flags) {
+    std::vector<std::string> args = {"--endpoint=unix:///csi/csi.sock"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto parsed = ParseCommandLine(args, ControllerEnv());
+    EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+    return parsed.ok() ? parsed->settings.shutdown_grace : std::chrono::milliseconds(-1);
+  };
+  using std::chrono::milliseconds;
+  EXPECT_EQ(grace({"--shutdown-grace=20s"}), milliseconds(20'000));
+  EXPECT_EQ(grace({"--shutdown-grace=750ms"}), milliseconds(750));
+  EXPECT_EQ(grace({"--shutdown-grace=0"}), milliseconds(0));
+  EXPECT_EQ(grace({"--shutdown-grace-seconds=20"}), milliseconds(20'000));
+  EXPECT_EQ(grace({"--shutdown-grace-seconds=20", "--shutdown-grace=3s"}), milliseconds(3'000))
+      << "the last one given wins";
+}
+
+TEST(Settings, CloneSnapshotMaxAgeTakesADuration) {
+  auto parsed = ParseCommandLine(
+      {"--endpoint=unix:///csi/csi.sock", "--clone-snapshot-max-age=30m"}, ControllerEnv());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->settings.clone_snapshot_max_age, std::chrono::minutes(30));
 }
 
 TEST(Settings, EndpointFromEnvironmentAndFlagsOverrideIt) {
@@ -97,7 +123,9 @@ TEST(Settings, HelpListsEverySettingWithItsDefault) {
                            "--socket-mode",
                            "--log-level",
                            "--log-format",
+                           "--shutdown-grace",
                            "--shutdown-grace-seconds",
+                           "--clone-snapshot-max-age",
                            "--probe-oxide-grace",
                            "--oxide-host",
                            "--oxide-project",
@@ -161,6 +189,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{kEp, "--advertise-csi-version=1.11"}, ControllerEnv(), "one of 1.12, 1.10"},
         BadCase{{kEp, "--shutdown-grace-seconds=-1"}, ControllerEnv(), "--shutdown-grace-seconds"},
         BadCase{{kEp, "--shutdown-grace-seconds=ten"}, ControllerEnv(), "--shutdown-grace-seconds"},
+        BadCase{{kEp, "--shutdown-grace=15"}, ControllerEnv(), "--shutdown-grace"},
+        BadCase{{kEp, "--shutdown-grace=2h"}, ControllerEnv(), "--shutdown-grace"},
+        BadCase{
+            {kEp, "--clone-snapshot-max-age=500ms"}, ControllerEnv(), "--clone-snapshot-max-age"},
+        BadCase{{kEp, "--clone-snapshot-max-age=10"}, ControllerEnv(), "--clone-snapshot-max-age"},
         BadCase{{kEp, "--probe-oxide-grace=60"}, ControllerEnv(), "--probe-oxide-grace"},
         BadCase{{kEp, "--probe-oxide-grace=-1s"}, ControllerEnv(), "--probe-oxide-grace"},
         BadCase{{kEp, "--probe-oxide-grace=1d"}, ControllerEnv(), "--probe-oxide-grace"},

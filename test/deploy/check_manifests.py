@@ -107,8 +107,8 @@ INVARIANTS = {
                       "volumeLifecycleModes [Persistent]",
     "storageclass-spec": "StorageClass oxide-disk exists; the driver's classes use "
                          "WaitForFirstConsumer, no expansion, known parameters only",
-    "shutdown-grace": "the plugin's --shutdown-grace-seconds is shorter than the pod's "
-                      "terminationGracePeriodSeconds",
+    "shutdown-grace": "the plugin's --shutdown-grace (or --shutdown-grace-seconds) is shorter "
+                      "than the pod's terminationGracePeriodSeconds",
     "log-format-json": "the plugin logs JSON (--log-format=json)",
     "namespace-privileged": "the namespace of the privileged node pods allows them (Pod "
                             "Security enforce=privileged)",
@@ -123,7 +123,7 @@ OXIDE_TOKEN_RE = re.compile(r"oxide-token-[A-Za-z0-9]")
 SECRETISH_ENV = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY)$")
 VALUE_FLAGS = {"csi-address", "endpoint", "state-db", "driver-name", "kubelet-registration-path",
                "health-port", "http-endpoint", "mode", "instance-metadata-file", "timeout",
-               "log-level", "log-format", "shutdown-grace-seconds", "feature-gates",
+               "log-level", "log-format", "shutdown-grace-seconds", "shutdown-grace", "feature-gates",
                "oxide-ca-file", "topology-zone", "probe-timeout", "v", "metrics-address",
                "instance-id-source"}
 # The node plugin's instance-id sources (--instance-id-source) and the plugin's default order.
@@ -223,6 +223,24 @@ def tokens(c):
         return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
                       lambda m: str(env[m.group(1)]) if m.group(1) in env else m.group(0), str(s))
     return [expand(t) for t in (c.get("command") or []) + (c.get("args") or [])]
+
+
+DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+
+
+def plugin_shutdown_grace(f):
+    """Seconds of the plugin's shutdown grace: --shutdown-grace=DURATION or its older name
+    --shutdown-grace-seconds=N, whichever the plugin reads last (flags() keeps the last of each
+    name, so with both given the duration wins as the more specific); default 15. None when the
+    value is not one the plugin accepts."""
+    text = f.get("shutdown-grace")
+    if text is None:
+        seconds = f.get("shutdown-grace-seconds", 15)
+        return int(seconds) if str(seconds).isdigit() else None
+    m = re.fullmatch(r"(\d+)(ms|s|m|h)?", str(text))
+    if not m or (m.group(2) is None and m.group(1) != "0"):
+        return None
+    return int(m.group(1)) * DURATION_UNITS[m.group(2) or "s"]
 
 
 def flags(c):
@@ -805,11 +823,12 @@ def check_render(objs, where, version, r):
     # ---- plugin process settings
     for o, s, p in plugin_pods:
         f = flags(p)
-        grace = int(f.get("shutdown-grace-seconds", 15))
+        grace = plugin_shutdown_grace(f)
         tgp = int(s.get("terminationGracePeriodSeconds", 30))
-        if grace >= tgp:
-            r.fail("shutdown-grace", where, f"{kind_name(o)}: --shutdown-grace-seconds={grace} is "
-                                            f"not shorter than terminationGracePeriodSeconds={tgp}; "
+        if grace is None or grace >= tgp:
+            r.fail("shutdown-grace", where, f"{kind_name(o)}: the plugin's shutdown grace "
+                                            f"({grace} s) is not shorter than "
+                                            f"terminationGracePeriodSeconds={tgp}; "
                                             f"the kubelet kills the plugin mid-shutdown")
         if f.get("log-format") != "json":
             r.fail("log-format-json", where, f"{kind_name(o)}: --log-format is "

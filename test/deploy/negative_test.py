@@ -621,7 +621,12 @@ def storageclass_unknown_parameter(cp):
 
 @case("shutdown-grace")
 def shutdown_grace_too_long(cp):
-    cp.text(NODE, "--shutdown-grace-seconds=20", "--shutdown-grace-seconds=45")
+    cp.text(NODE, "--shutdown-grace=20s", "--shutdown-grace=45s")
+
+
+@case("shutdown-grace")
+def shutdown_grace_old_name_too_long(cp):
+    cp.text(CTRL, "--shutdown-grace=20s", "--shutdown-grace-seconds=30")
 
 
 @case("log-format-json")

@@ -61,5 +61,37 @@ TEST(OperationTracker, AnAliasReachesTheSameOperationAndEndsWithIt) {
   EXPECT_EQ(tracker.in_flight(), 0u);
 }
 
+// A shutdown waits for the tracker to drain: told once no operation is left, also when a waiter
+// starts the next one first (then only when that one ends), and at once when none is running.
+TEST(OperationTracker, WhenIdleRunsOnceNoOperationIsLeftAndDescribesWhatRuns) {
+  OperationTracker tracker;
+  int idle = 0;
+  tracker.WhenIdle([&] { ++idle; });
+  EXPECT_EQ(idle, 1) << "nothing in flight: at once";
+  auto ignore = [](const OperationResult&) {};
+  ASSERT_EQ(tracker.Admit("disk-a", "CreateVolume", "fp", ignore), A::kStart);
+  tracker.Alias("disk-a", "vol-a");
+  ASSERT_EQ(tracker.Admit("vol-b", "DeleteVolume", "", ignore), A::kStart);
+  EXPECT_EQ(tracker.Describe(),
+            (std::vector<std::string>{"CreateVolume disk-a vol-a", "DeleteVolume vol-b"}));
+  tracker.WhenIdle([&] { ++idle; });
+  tracker.Finish("vol-a", backend::Disk{});
+  EXPECT_EQ(idle, 1) << "one is still running";
+  // Its waiter starts another operation before the tracker would be idle.
+  ASSERT_EQ(tracker.Admit("vol-c", "DeleteVolume", "",
+                          [&](const OperationResult&) {
+                            tracker.Admit("vol-d", "DeleteVolume", "", ignore);
+                          }),
+            A::kStart);
+  tracker.Finish("vol-b", backend::Disk{});
+  tracker.Finish("vol-c", backend::Disk{});
+  EXPECT_EQ(idle, 1) << "vol-d started from a waiter";
+  tracker.Finish("vol-d", backend::Disk{});
+  EXPECT_EQ(idle, 2);
+  tracker.Admit("vol-e", "DeleteVolume", "", ignore);
+  tracker.Finish("vol-e", backend::Disk{});
+  EXPECT_EQ(idle, 2) << "a listener runs once";
+}
+
 }  // namespace
 }  // namespace oxide::engine

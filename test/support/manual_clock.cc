@@ -6,7 +6,7 @@
 namespace oxide::testing {
 
 int64_t ManualClock::WallMillis() const {
-  return kWallStart + elapsed().count();
+  return wall_start_ + elapsed().count();
 }
 
 std::chrono::milliseconds ManualClock::elapsed() const {

@@ -19,8 +19,12 @@ class ManualClock : public Clock {
   ManualClock() = default;
 
   TimePoint Now() const override { return now_; }
-  // kWallStart (an arbitrary fixed instant) plus the time advanced so far.
+  // kWallStart (an arbitrary fixed instant) plus the time advanced so far; after SetWall(), the
+  // instant set plus the time advanced since.
   int64_t WallMillis() const override;
+  // Sets what WallMillis() reads now (e.g. the real time, to compare with a server's time
+  // stamps); Now() and the timers do not move.
+  void SetWall(int64_t wall_ms) { wall_start_ = wall_ms - elapsed().count(); }
   TimerId StartTimer(std::chrono::milliseconds delay, std::function<void()> fn) override;
   void CancelTimer(TimerId id) override;
 
@@ -42,6 +46,7 @@ class ManualClock : public Clock {
   // Not the epoch: code that treats a default-constructed time point as "never" stays honest.
   TimePoint start_ = TimePoint{} + std::chrono::hours(24);
   TimePoint now_ = start_;
+  int64_t wall_start_ = kWallStart;
   TimerQueue timers_;
   std::vector<std::chrono::milliseconds> delays_;
 };

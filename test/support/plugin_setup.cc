@@ -8,7 +8,7 @@ namespace oxide::testing {
 PluginSetup::PluginSetup(std::string mode) {
   mkdir(socket_dir().c_str(), 0755);
   args = {"--endpoint=unix://" + socket_path(), "--mode=" + mode, "--state-db=" + state_db(),
-          "--shutdown-grace-seconds=5"};
+          "--shutdown-grace=5s"};
   env = {{"OXIDE_HOST", "https://oxide.invalid"},
          {"OXIDE_TOKEN", kTestToken},
          {"OXIDE_PROJECT", "test-project"},
