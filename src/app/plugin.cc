@@ -120,15 +120,23 @@ int RunPlugin(const Settings& settings) {
   TurnMonitor turns(loop.uv());
   // After a burst, checked every 5 s: RSS grown by more than 4 MiB is given back.
   MemoryTrim memory_trim(loop.uv(), std::chrono::seconds(5), 4 << 20);
+  // Whether the state database takes writes, for /healthz (liveness) on the metrics thread.
+  metrics::WriteHealth write_health;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   if (settings.serve_metrics) {
     metrics::MetricsServerOptions options;
     options.host = settings.metrics_host;
     options.port = settings.metrics_port;
+    options.write_health = &write_health;
     metrics_endpoint = std::make_unique<MetricsEndpoint>(loop.uv(), std::move(options));
   }
-  // The store thread owns the database's connection from here on.
-  auto commit = std::make_unique<store::GroupCommit>(loop.uv(), db);
+  // The store thread owns the database's connection from here on. Its clock is the one /healthz
+  // measures a running commit against.
+  auto commit = std::make_unique<store::GroupCommit>(
+      loop.uv(), db, [] { return static_cast<uint64_t>(metrics::SteadyMillis()); });
+  commit->PublishHealthTo(&write_health);
+  // Probe (readiness) asks only about the plugin itself: Oxide's health is published as metrics
+  // (engine/oxide_credentials_check.h), so an Oxide outage never restarts or unreadies the plugin.
   std::vector<csi_adapter::IdentityService::HealthCheck> health = {
       [db] { return db->Health(); }, [check = commit.get()] { return check->Health(); }};
   rpc::CsiHandlers handlers;
@@ -167,7 +175,6 @@ int RunPlugin(const Settings& settings) {
     controller->Register(handlers);
     credentials = std::make_unique<engine::OxideCredentialsCheck>(&clock, oxide.get(),
                                                                   settings.probe_oxide_grace);
-    health.push_back([check = credentials.get()] { return check->Health(); });
   }
   csi_adapter::IdentityService identity_service(settings, std::move(health));
   identity_service.Register(handlers);

@@ -39,7 +39,8 @@ struct Settings {
   log::Level log_level = log::Level::kInfo;
   log::Format log_format = log::Format::kText;
   int shutdown_grace_seconds = 15;
-  // Controller: how long Oxide may fail to answer before Probe reports not ready (0: at once).
+  // Controller: how long Oxide may fail to answer before the oxide_csi_oxide_api_up gauge reads
+  // 0 and an error is logged (0: at once). The flag keeps its old name; Probe no longer uses it.
   std::chrono::milliseconds probe_oxide_grace{std::chrono::seconds(60)};
   int rpc_spin_us = 50;  // how long the loop polls for the next gRPC event before sleeping
   // Hidden (benchmarks): false keeps every finished journal entry, as before issue 22, so the
