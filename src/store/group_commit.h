@@ -84,11 +84,9 @@ class GroupCommit {
   // From now on, each commit's outcome and the start of the oldest commit still running are
   // recorded in `health` too, for /healthz on another thread. The start is on the constructor's
   // `now_ms` clock, which must be the one the reader checks against. `health` outlives this
-  // object. Call before the first write.
-  void PublishHealthTo(metrics::WriteHealth* health) {
-    affinity_.Check("GroupCommit::PublishHealthTo");
-    health_ = health;
-  }
+  // object. Not checked: set-up, before the first write and before the loop runs (which may be
+  // on another thread, as for the stores' listeners).
+  void PublishHealthTo(metrics::WriteHealth* health) { health_ = health; }
 
   // FAILED_PRECONDITION when a commit has been running for longer than `limit_ms` (a hung disk).
   Status Health(uint64_t limit_ms = 10000) const;
