@@ -5,7 +5,9 @@
 namespace oxide {
 
 MetricsEndpoint::MetricsEndpoint(uv_loop_t* loop, metrics::MetricsServerOptions options)
-    : loop_(loop), server_(&metrics::ProcessRegistry(), &heartbeat_, std::move(options)) {}
+    : loop_(loop),
+      host_(options.host),
+      server_(&metrics::ProcessRegistry(), &heartbeat_, std::move(options)) {}
 
 MetricsEndpoint::~MetricsEndpoint() {
   Stop();
@@ -27,6 +29,11 @@ void MetricsEndpoint::Stop() {
   uv_close(reinterpret_cast<uv_handle_t*>(timer_),
            [](uv_handle_t* handle) { delete reinterpret_cast<uv_timer_t*>(handle); });
   timer_ = nullptr;
+}
+
+std::string MetricsEndpoint::MetricsUrl() const {
+  const bool v6 = host_.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + host_ + "]" : host_) + ":" + std::to_string(port()) + "/metrics";
 }
 
 void MetricsEndpoint::OnBeat(uv_timer_t* timer) {

@@ -24,11 +24,14 @@ class MetricsEndpoint {
   // Stops serving (waits for a scrape being answered) and closes the timer.
   void Stop();
   uint16_t port() const { return server_.port(); }
+  // "http://HOST:PORT/metrics" once started (an IPv6 host in brackets).
+  std::string MetricsUrl() const;
 
  private:
   static void OnBeat(uv_timer_t* timer);
 
   uv_loop_t* loop_;
+  std::string host_;
   metrics::LoopHeartbeat heartbeat_;
   metrics::MetricsServer server_;
   uv_timer_t* timer_ = nullptr;  // heap: freed by its close callback

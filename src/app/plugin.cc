@@ -137,15 +137,23 @@ int RunPlugin(const Settings& settings) {
   TurnMonitor turns(loop.uv());
   // After a burst, checked every 5 s: RSS grown by more than 4 MiB is given back.
   MemoryTrim memory_trim(loop.uv(), std::chrono::seconds(5), 4 << 20);
+  // Whether the state database takes writes, for /healthz (liveness) on the metrics thread.
+  metrics::WriteHealth write_health;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   if (settings.serve_metrics) {
     metrics::MetricsServerOptions options;
     options.host = settings.metrics_host;
     options.port = settings.metrics_port;
+    options.write_health = &write_health;
     metrics_endpoint = std::make_unique<MetricsEndpoint>(loop.uv(), std::move(options));
   }
-  // The store thread owns the database's connection from here on.
-  auto commit = std::make_unique<store::GroupCommit>(loop.uv(), db);
+  // The store thread owns the database's connection from here on. Its clock is the one /healthz
+  // measures a running commit against.
+  auto commit = std::make_unique<store::GroupCommit>(
+      loop.uv(), db, [] { return static_cast<uint64_t>(metrics::SteadyMillis()); });
+  commit->PublishHealthTo(&write_health);
+  // Probe (readiness) asks only about the plugin itself: Oxide's health is published as metrics
+  // (engine/oxide_credentials_check.h), so an Oxide outage never restarts or unreadies the plugin.
   std::vector<csi_adapter::IdentityService::HealthCheck> health = {
       [db] { return db->Health(); }, [check = commit.get()] { return check->Health(); }};
   rpc::CsiHandlers handlers;
@@ -185,7 +193,6 @@ int RunPlugin(const Settings& settings) {
     controller->Register(handlers);
     credentials = std::make_unique<engine::OxideCredentialsCheck>(&clock, oxide.get(),
                                                                   settings.probe_oxide_grace);
-    health.push_back([check = credentials.get()] { return check->Health(); });
     // Clones' temporary snapshots a replaced replica left behind (docs/replicas.md).
     clone_sweep = std::make_unique<engine::CloneSnapshotSweep>(
         &clock, oxide.get(), volumes.get(),
@@ -265,11 +272,7 @@ int RunPlugin(const Settings& settings) {
   // the start before the plugin serves anything).
   Status started = metrics_endpoint ? metrics_endpoint->Start() : Status::Ok();
   if (started.ok() && metrics_endpoint) {
-    const bool v6 = settings.metrics_host.find(':') != std::string::npos;
-    const std::string host = v6 ? "[" + settings.metrics_host + "]" : settings.metrics_host;
-    log::Info("serving metrics",
-              {{"address",
-                "http://" + host + ":" + std::to_string(metrics_endpoint->port()) + "/metrics"}});
+    log::Info("serving metrics", {{"address", metrics_endpoint->MetricsUrl()}});
   }
   if (started.ok())
     started = server.Start({.socket_path = settings.socket_path,

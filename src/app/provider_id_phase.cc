@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "app/metrics_endpoint.h"
 #include "loop/clock.h"
 #include "node/kubernetes_node_reader.h"
 #include "node/provider_id_wait.h"
@@ -55,6 +56,23 @@ class Phase {
       }
       uv_signal_start(&term_, &Phase::OnSignal, SIGTERM);
       uv_signal_start(&interrupt_, &Phase::OnSignal, SIGINT);
+      // /healthz answers while the plugin waits (its loop turns): liveness must not restart a
+      // plugin that is only waiting for the cloud controller manager.
+      std::optional<MetricsEndpoint> endpoint;
+      if (settings_.serve_metrics) {
+        metrics::MetricsServerOptions options;
+        options.host = settings_.metrics_host;
+        options.port = settings_.metrics_port;
+        endpoint.emplace(&uv_, std::move(options));
+        if (Status started = endpoint->Start(); !started.ok()) {
+          log::Warn("cannot serve /healthz while waiting for spec.providerID",
+                    {{"error", started.message()}});
+          endpoint.reset();
+        } else {
+          log::Info("serving metrics", {{"address", endpoint->MetricsUrl()}});
+        }
+        endpoint_ = endpoint ? &*endpoint : nullptr;
+      }
       wait.Start(identity->node);
       // Until the wait ends (the signals are closed) and no read is in flight.
       uv_run(&uv_, UV_RUN_DEFAULT);
@@ -111,6 +129,9 @@ class Phase {
   }
 
   void CloseSignals() {
+    // The plugin's own endpoint takes the port over once the wait is over.
+    if (endpoint_ != nullptr) endpoint_->Stop();
+    endpoint_ = nullptr;
     if (signals_closed_) return;
     signals_closed_ = true;
     for (uv_signal_t* handle : {&term_, &interrupt_}) {
@@ -124,6 +145,7 @@ class Phase {
   uv_signal_t interrupt_{};
   bool signals_closed_ = false;
   node::ProviderIdWait* wait_ = nullptr;
+  MetricsEndpoint* endpoint_ = nullptr;
   NodeRead* in_flight_ = nullptr;
   bool stopped_ = false;
   std::optional<StatusOr<std::string>> id_;

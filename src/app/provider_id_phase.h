@@ -3,7 +3,8 @@
 // registrar cannot register the node under a name that would change. A libuv loop of its own with
 // the real clock and SIGTERM/SIGINT; each Node read runs on libuv's worker pool, so neither the
 // timers nor a signal wait for the API server, and a signal cancels a read in flight within about
-// a second. Main thread only.
+// a second. It serves /metrics and /healthz meanwhile (when the plugin serves metrics), so
+// liveness sees a plugin that waits, not a dead one. Main thread only.
 #pragma once
 
 #include "config/settings.h"

@@ -2,9 +2,10 @@
 // asks the ApiToken to re-read its source at once; if the token changed since the request was
 // sent, the request goes out once more with the new one (Oxide refused it before doing anything,
 // so even a create may be sent again). If the token has not changed, the 401 is the answer and
-// the ApiToken reports the rejection (Probe then says not ready). Sits between the OxideClient
-// and the RetryingTransport. With a token that cannot change (OXIDE_TOKEN) requests pass straight
-// through, uncopied. Loop thread only.
+// the ApiToken reports the rejection (the Oxide health check confirms it and sets
+// oxide_csi_oxide_token_valid). Sits between the OxideClient and the RetryingTransport. With a
+// token that cannot change (OXIDE_TOKEN) requests pass straight through, uncopied. Loop thread
+// only.
 #pragma once
 
 #include <cstdint>

@@ -228,8 +228,9 @@ const std::vector<Option>& Options() {
          return parsed;
        }},
       {"probe-oxide-grace", "OXIDE_CSI_PROBE_OXIDE_GRACE", "DURATION", "60s",
-       "controller: how long Oxide may fail to answer (connection errors, 5xx) before Probe "
-       "reports not ready; 0 reports it at once (units ms, s, m, h)",
+       "controller: how long Oxide may fail to answer (connection errors, 5xx) before "
+       "oxide_csi_oxide_api_up reads 0 and an error is logged; 0 at once (units ms, s, m, h). "
+       "Probe and liveness never depend on Oxide",
        [](Settings& s, const std::string& v) {
          return ParseDuration("probe-oxide-grace", v, std::chrono::hours(24), &s.probe_oxide_grace);
        }},

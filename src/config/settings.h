@@ -45,7 +45,8 @@ struct Settings {
   // journal entry of this replica names is an orphan and is deleted
   // (engine/clone_snapshot_sweep.h).
   std::chrono::milliseconds clone_snapshot_max_age{std::chrono::minutes(20)};
-  // Controller: how long Oxide may fail to answer before Probe reports not ready (0: at once).
+  // Controller: how long Oxide may fail to answer before the oxide_csi_oxide_api_up gauge reads
+  // 0 and an error is logged (0: at once). The flag keeps its old name; Probe no longer uses it.
   std::chrono::milliseconds probe_oxide_grace{std::chrono::seconds(60)};
   int rpc_spin_us = 50;  // how long the loop polls for the next gRPC event before sleeping
   // Hidden (benchmarks): false keeps every finished journal entry, as before issue 22, so the

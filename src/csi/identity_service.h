@@ -1,6 +1,6 @@
 // The CSI Identity service: who the plugin is, what it offers, and whether it is ready.
-// Loop thread only. Readiness is the conjunction of health checks (the state database now; the
-// controller adds a recent authenticated answer from the Oxide API).
+// Loop thread only. Readiness is the conjunction of health checks of the plugin itself (the state
+// database and its commits); the Oxide API's health is not one of them (docs/probe.md).
 #pragma once
 
 #include <functional>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
 namespace oxide::engine {
@@ -38,6 +39,7 @@ OxideCredentialsCheck::OxideCredentialsCheck(Clock* clock, backend::OxideClient*
     : clock_(clock), oxide_(oxide), grace_(grace), period_(period) {
   oxide_->token().set_observer(this);
   oxide_->set_answer_observer(this);
+  Publish();  // all well until Oxide says otherwise (or does not answer for the grace)
 }
 
 OxideCredentialsCheck::~OxideCredentialsCheck() {
@@ -52,18 +54,11 @@ void OxideCredentialsCheck::Start() {
   Check();
 }
 
-Status OxideCredentialsCheck::Health() const {
-  if (token_ == TokenState::kRejected)
-    return FailedPrecondition(std::string(kRejected) + ": " + rejected_why_);
-  if (!project_.ok()) return project_;
-  if (OutagePastGrace())
-    return Unavailable("cannot reach the Oxide API since " + Rfc3339Utc(outage_since_wall_ms_));
-  return Status::Ok();
-}
-
-bool OxideCredentialsCheck::OutagePastGrace() const {
-  if (!outage_since_) return false;
-  return grace_.count() == 0 || clock_->Now() - *outage_since_ > grace_;
+void OxideCredentialsCheck::Publish() const {
+  metrics::PluginFamilies& families = metrics::Families();
+  families.oxide_api_up.With({}).Set(api_up() ? 1 : 0);
+  families.oxide_token_valid.With({}).Set(token_valid() ? 1 : 0);
+  families.oxide_project_found.With({}).Set(project_found() ? 1 : 0);
 }
 
 void OxideCredentialsCheck::TokenReplaced() {
@@ -98,37 +93,42 @@ void OxideCredentialsCheck::OutageStarted() {
   outage_since_wall_ms_ = clock_->WallMillis();
   outage_reported_ = false;
   log::Debug("Oxide does not answer", {{"grace", Seconds(grace_)}});
-  auto report = [this] {
-    outage_reported_ = true;
-    log::Warn("cannot reach the Oxide API: Probe reports not ready",
-              {{"since", Rfc3339Utc(outage_since_wall_ms_)}, {"grace", Seconds(grace_)}});
-  };
   if (grace_.count() == 0) {
-    report();
+    OutagePassedGrace();
   } else {
-    grace_timer_ = clock_->StartTimer(grace_ + std::chrono::milliseconds(1), [this, report] {
+    grace_timer_ = clock_->StartTimer(grace_, [this] {
       grace_timer_ = 0;
-      if (outage_since_ && !outage_reported_) report();
+      if (outage_since_ && !outage_reported_) OutagePassedGrace();
     });
   }
   RecheckWithin(backoff_);  // recovery is noticed even when no call comes
 }
 
+void OxideCredentialsCheck::OutagePassedGrace() {
+  outage_reported_ = true;
+  log::Error("cannot reach the Oxide API",
+             {{"since", Rfc3339Utc(outage_since_wall_ms_)}, {"grace", Seconds(grace_)}});
+  Publish();
+}
+
 void OxideCredentialsCheck::OutageEnded() {
-  // Info when the outage was reported (Probe said not ready), debug for a blip inside the grace.
-  const log::Level level = outage_reported_ ? log::Level::kInfo : log::Level::kDebug;
+  // Info when the outage was reported (the gauges said so), debug for a blip inside the grace.
+  const bool reported = outage_reported_;
+  const log::Level level = reported ? log::Level::kInfo : log::Level::kDebug;
   if (log::Enabled(level))
     log::Write(level, "Oxide answers again", {{"since", Rfc3339Utc(outage_since_wall_ms_)}});
   outage_since_.reset();
   outage_reported_ = false;
   if (grace_timer_ != 0) clock_->CancelTimer(grace_timer_);
   grace_timer_ = 0;
+  if (reported) Publish();
 }
 
 void OxideCredentialsCheck::Rejected(const std::string& why) {
-  if (token_ != TokenState::kRejected) log::Error(kRejected, {{"error", why}});
+  const bool changed = token_ != TokenState::kRejected;
+  if (changed) log::Error(kRejected, {{"error", why}});
   token_ = TokenState::kRejected;
-  rejected_why_ = why;
+  if (changed) Publish();
 }
 
 bool OxideCredentialsCheck::NeedsRecheck() const {
@@ -184,6 +184,7 @@ void OxideCredentialsCheck::CheckProject(bool recovering) {
             log::Error("the Oxide project is missing", {{"error", project.status().message()}});
           project_ = project.status();
         }
+        Publish();
         Checked();
       });
 }

@@ -48,13 +48,10 @@ struct MetricsServer::Internals {
       return Answer(connection, MHD_HTTP_OK, self->registry_->Render(), kTextFormat, head);
     }
     if (std::strcmp(url, "/healthz") == 0) {
-      if (self->heartbeat_ != nullptr) {
-        const int64_t age = self->options_.now_ms() - self->heartbeat_->last_ms();
-        if (age > self->options_.stale_after.count()) {
-          return Answer(connection, MHD_HTTP_SERVICE_UNAVAILABLE,
-                        "the event loop has not turned for " + std::to_string(age) + " ms\n",
-                        "text/plain; charset=utf-8", head);
-        }
+      const std::string problem = self->Unhealthy();
+      if (!problem.empty()) {
+        return Answer(connection, MHD_HTTP_SERVICE_UNAVAILABLE, problem + "\n",
+                      "text/plain; charset=utf-8", head);
       }
       return Answer(connection, MHD_HTTP_OK, "ok\n", "text/plain; charset=utf-8", head);
     }
@@ -63,6 +60,20 @@ struct MetricsServer::Internals {
                   "text/plain; charset=utf-8", head);
   }
 };
+
+std::string MetricsServer::Unhealthy() const {
+  const int64_t now = options_.now_ms();
+  if (heartbeat_ != nullptr) {
+    const int64_t age = now - heartbeat_->last_ms();
+    if (age > options_.stale_after.count())
+      return "the event loop has not turned for " + std::to_string(age) + " ms";
+  }
+  if (options_.write_health != nullptr) {
+    Status writes = options_.write_health->Check(now, options_.commit_hung_after.count());
+    if (!writes.ok()) return writes.message();
+  }
+  return "";
+}
 
 MetricsServer::MetricsServer(const Registry* registry, const LoopHeartbeat* heartbeat,
                              MetricsServerOptions options)

@@ -1,8 +1,10 @@
 // The HTTP endpoint Prometheus scrapes: GET /metrics (text format 0.0.4, rendered from the
-// registry's atomics) and GET /healthz (200 while the event loop turns, 503 when its heartbeat
-// is older than `stale_after`). libmicrohttpd serves it on its own thread; a scrape reads only
-// atomics, so the event loop never waits for one. Anything else gets 404 (other paths), 405
-// (other methods) or 431 (headers beyond `max_request_bytes`), and no other effect.
+// registry's atomics) and GET /healthz, the plugin's liveness: 200 while the event loop turns and
+// the state database takes writes; 503 with the reason when the loop's heartbeat is older than
+// `stale_after`, or the last commit failed, or a commit has run longer than `commit_hung_after`
+// (WriteHealth). It never depends on the Oxide API. libmicrohttpd serves it on its own thread; a
+// scrape reads only atomics, so the event loop never waits for one. Anything else gets 404 (other
+// paths), 405 (other methods) or 431 (headers beyond `max_request_bytes`), and no other effect.
 //
 // Start()/Stop() and the destructor: the owning (main) thread. The handlers run on the server's
 // thread. LoopHeartbeat::Beat: the loop thread; everything else of it: any thread.
@@ -15,6 +17,7 @@
 #include <string>
 
 #include "metrics/registry.h"
+#include "metrics/write_health.h"
 #include "util/status.h"
 
 struct MHD_Daemon;
@@ -39,6 +42,9 @@ struct MetricsServerOptions {
   std::string host = "0.0.0.0";  // an IPv4 or IPv6 literal
   uint16_t port = 0;             // 0 = any free port (tests); port() tells
   std::chrono::milliseconds stale_after{10000};
+  // May be null (/healthz then does not look at the database); otherwise it outlives the server.
+  const WriteHealth* write_health = nullptr;
+  std::chrono::milliseconds commit_hung_after{10000};
   size_t max_request_bytes = 16384;  // request line + headers
   unsigned connection_limit = 32;
   unsigned idle_timeout_s = 10;
@@ -47,7 +53,7 @@ struct MetricsServerOptions {
 
 class MetricsServer {
  public:
-  // `heartbeat` may be null: /healthz then answers 200 while the server runs.
+  // `heartbeat` may be null: /healthz then does not look at the loop.
   MetricsServer(const Registry* registry, const LoopHeartbeat* heartbeat,
                 MetricsServerOptions options);
   ~MetricsServer();
@@ -61,6 +67,8 @@ class MetricsServer {
 
  private:
   struct Internals;
+  // The server's thread: why /healthz answers 503, or "" when it answers 200.
+  std::string Unhealthy() const;
 
   const Registry* registry_;
   const LoopHeartbeat* heartbeat_;

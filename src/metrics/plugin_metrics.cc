@@ -40,9 +40,25 @@ PluginFamilies Build(Registry& r) {
       .token_reloads = r.AddCounter("oxide_csi_token_reloads_total",
                                     "Times a changed Oxide API token was read from the token file.")
                            .With({}),
+      .oxide_api_up = r.AddGauge(
+          "oxide_csi_oxide_api_up",
+          "1 while the Oxide API answers; 0 once it has not answered (connection errors, 5xx) "
+          "for --probe-oxide-grace. Controller only."),
+      .oxide_token_valid = r.AddGauge(
+          "oxide_csi_oxide_token_valid",
+          "1 while Oxide accepts the API token; 0 once it refuses it (401/403 to GET /v1/me), "
+          "and while the API does not answer (oxide_csi_oxide_api_up 0). Controller only."),
+      .oxide_project_found = r.AddGauge(
+          "oxide_csi_oxide_project_found",
+          "1 unless Oxide says the configured project does not exist for the token's user. "
+          "Controller only."),
       .operations_pending = r.AddGauge(
           "oxide_csi_operations_pending",
           "Journal entries of controller operations that have started and not finished.", {"kind"}),
+      .oldest_pending_operation_start = r.AddGauge(
+          "oxide_csi_oldest_pending_operation_start_time_seconds",
+          "Unix time the oldest controller operation that has started and not finished began "
+          "(its journal entry); 0 when none is pending."),
       .recovery_entries = r.AddCounter(
           "oxide_csi_recovery_entries_total",
           "Unfinished journal entries settled by recovery after a restart, by outcome.",

@@ -24,8 +24,15 @@ struct PluginFamilies {
   CounterFamily& oxide_request_retries;     // {operation, reason}
   Gauge& oxide_requests_queued;             // waiting for a connection
   Counter& token_reloads;
+  // The controller's view of Oxide (engine/oxide_credentials_check.h), 0 or 1. No labels; their
+  // one series exists only where a controller runs (a node plugin exports none).
+  GaugeFamily& oxide_api_up;
+  GaugeFamily& oxide_token_valid;
+  GaugeFamily& oxide_project_found;
   // Journal and recovery.
   GaugeFamily& operations_pending;  // {kind}
+  // Unix time the oldest unfinished journal entry began, 0 when none; controller only (no labels).
+  GaugeFamily& oldest_pending_operation_start;
   CounterFamily& recovery_entries;  // {outcome}
   Gauge& snapshots_tracked;         // snapshots polled until Oxide says ready
   // Clones' temporary snapshots left behind (a replaced pod) and deleted by the sweep.

@@ -125,6 +125,7 @@ void GroupCommit::SubmitOpenBatch() {
     submitted_.push_back(std::move(open_));
     open_ = Batch();
     open_.seq = submitted_.back().seq + 1;
+    if (submitted_.size() == 1) PublishRunningSince();
   }
   if (armed_) {
     armed_ = false;
@@ -144,7 +145,14 @@ void GroupCommit::TakeOutcomes() {
   }
   for (const CommitOutcome& outcome : outcomes)
     Finish(outcome);
+  if (!outcomes.empty()) PublishRunningSince();
   if (submitted_.empty()) uv_unref(reinterpret_cast<uv_handle_t*>(committed_));
+}
+
+void GroupCommit::PublishRunningSince() {
+  if (health_ == nullptr) return;
+  health_->SetRunningSince(
+      submitted_.empty() ? 0 : static_cast<int64_t>(submitted_.front().submitted_ms));
 }
 
 void GroupCommit::Finish(const CommitOutcome& outcome) {
@@ -160,6 +168,12 @@ void GroupCommit::Finish(const CommitOutcome& outcome) {
     log::Error(committed.message(), {{"state_db", db_->path()}});
   }
   db_->NoteCommitResult(committed);
+  if (health_ != nullptr) {
+    if (committed.ok())
+      health_->Committed();
+    else
+      health_->CommitFailed(db_->path() + ": " + outcome.commit.message());
+  }
   if (!committed.ok() && !uv_is_active(reinterpret_cast<uv_handle_t*>(heartbeat_))) {
     uv_timer_start(heartbeat_, &GroupCommit::OnHeartbeat, heartbeat_period_ms_,
                    heartbeat_period_ms_);

@@ -7,9 +7,10 @@
 // Callers register what must wait for durability (an RPC's answer, an operation's next step)
 // with WhenDurable(); it runs on the loop thread once every write made before it is committed,
 // or with UNAVAILABLE when the transaction carrying them failed (the writes are then undone in
-// the MirrorTables, and Probe reports the failure through StateDb::Health; from then on, every
-// `heartbeat_period` a one-row write tries the disk again, so the failure clears within that
-// time of the disk taking writes again, without waiting for a call to write). Stores keep their
+// the MirrorTables, Probe reports the failure through StateDb::Health and /healthz through the
+// WriteHealth it publishes to; from then on, every `heartbeat_period` a one-row write tries the
+// disk again, so the failure clears within that time of the disk taking writes again, without
+// waiting for a call to write). Stores keep their
 // rows in MirrorTables and tell them each batch's outcome through OnBatchDone listeners.
 //
 // Loop thread only, except as noted; in checked builds (loop/loop_affinity.h) the loop-thread
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "loop/loop_affinity.h"
+#include "metrics/write_health.h"
 #include "store/commit_thread.h"
 #include "store/state_db.h"
 #include "util/status.h"
@@ -79,6 +81,13 @@ class GroupCommit {
   // the loop thread may read db->handle().
   void Flush();
 
+  // From now on, each commit's outcome and the start of the oldest commit still running are
+  // recorded in `health` too, for /healthz on another thread. The start is on the constructor's
+  // `now_ms` clock, which must be the one the reader checks against. `health` outlives this
+  // object. Not checked: set-up, before the first write and before the loop runs (which may be
+  // on another thread, as for the stores' listeners).
+  void PublishHealthTo(metrics::WriteHealth* health) { health_ = health; }
+
   // FAILED_PRECONDITION when a commit has been running for longer than `limit_ms` (a hung disk).
   Status Health(uint64_t limit_ms = 10000) const;
   const CommitStats& stats() const {
@@ -111,6 +120,8 @@ class GroupCommit {
   static void OnHeartbeat(uv_timer_t* timer);
   // Flush() without the thread check, for the destructors (ours and BatchListener's).
   void FlushPending();
+  // Tells health_ when the oldest commit still running began (0: none).
+  void PublishRunningSince();
 
   StateDb* db_;
   uv_loop_t* loop_;
@@ -128,6 +139,7 @@ class GroupCommit {
   std::vector<std::pair<uint64_t, std::function<void(uint64_t, bool)>>> listeners_;
   uint64_t next_listener_ = 1;
   CommitStats stats_;
+  metrics::WriteHealth* health_ = nullptr;  // may be null
   LoopAffinity affinity_;
 
   std::mutex outcomes_mutex_;

@@ -55,7 +55,7 @@ const std::vector<Migration>& Migrations() {
        "  updated_ms INTEGER NOT NULL) STRICT;"
        "CREATE INDEX snapshots_creating ON snapshots(state) WHERE state = 'creating';"},
       // One row the group commit rewrites after a failed commit, until a commit succeeds again:
-      // a real write, so Probe turns ready as soon as the disk takes writes again.
+      // a real write, so Probe and /healthz turn healthy as soon as the disk takes writes again.
       {5, "commit heartbeat",
        "CREATE TABLE heartbeat (id INTEGER PRIMARY KEY CHECK (id = 1),"
        " written_ms INTEGER NOT NULL) STRICT;"},

@@ -9,7 +9,7 @@ namespace {
 
 constexpr const char* kVolumeColumns =
     "disk_name, ifnull(volume_id, ''), co_name, size, block_size, state, node_id";
-constexpr const char* kOperationColumns = "id, kind, volume, args, state, outcome";
+constexpr const char* kOperationColumns = "id, kind, volume, args, state, outcome, started_ms";
 
 }  // namespace
 
@@ -73,7 +73,8 @@ void VolumeStore::Load(sqlite3* db) {
                      .volume = operations.ColumnText(2),
                      .args = operations.ColumnText(3),
                      .state = operations.ColumnText(4),
-                     .outcome = operations.ColumnText(5)};
+                     .outcome = operations.ColumnText(5),
+                     .started_ms = operations.ColumnInt(6)};
     const int64_t id = row.id;
     unfinished_.Load(id, std::move(row));
   }
@@ -147,18 +148,20 @@ int64_t VolumeStore::BeginOperation(const std::string& kind, const std::string& 
                    .volume = volume,
                    .args = args,
                    .state = "pending",
-                   .outcome = ""};
-  uint64_t batch = commit_->Write([this, row, now = wall_ms_()](sqlite3* db) {
+                   .outcome = "",
+                   .started_ms = wall_ms_()};
+  uint64_t batch = commit_->Write([this, row](sqlite3* db) {
     return begin_op_.Bind(1, row.id)
         .Bind(2, row.kind)
         .Bind(3, row.volume)
         .Bind(4, row.args)
-        .Bind(5, now)
+        .Bind(5, row.started_ms)
         .Run(db);
   });
   const int64_t id = row.id;
   CountPending(row.kind, 1);
   unfinished_.Write(batch, id, std::move(row));
+  PublishOldestPending();
   return id;
 }
 
@@ -170,6 +173,7 @@ void VolumeStore::FinishOperation(int64_t id, const std::string& state,
   });
   if (const OperationRow* row = unfinished_.Find(id)) CountPending(row->kind, -1);
   unfinished_.Write(batch, id, std::nullopt);
+  PublishOldestPending();
   if (on_finish_) on_finish_();
 }
 
@@ -186,6 +190,14 @@ void VolumeStore::RecountPending() {
     ++pending_by_kind_[row.kind];
   for (const auto& [kind, count] : pending_by_kind_)
     metrics::Families().operations_pending.With({kind}).Set(static_cast<double>(count));
+  PublishOldestPending();
+}
+
+void VolumeStore::PublishOldestPending() const {
+  const auto& rows = unfinished_.rows();
+  const double start =
+      rows.empty() ? 0 : static_cast<double>(rows.begin()->second.started_ms) / 1e3;
+  metrics::Families().oldest_pending_operation_start.With({}).Set(start);
 }
 
 std::vector<OperationRow> VolumeStore::UnfinishedOperations() const {

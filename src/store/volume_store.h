@@ -37,6 +37,7 @@ struct OperationRow {
   std::string args;    // JSON: what recovery needs to finish the operation
   std::string state;   // pending, done, failed, rolled_back
   std::string outcome;
+  int64_t started_ms = 0;  // wall time the entry was journaled (the store's wall_ms clock)
 };
 
 class VolumeStore {
@@ -70,6 +71,9 @@ class VolumeStore {
   // oxide_csi_operations_pending{kind}: kept from the unfinished entries in memory.
   void CountPending(const std::string& kind, int64_t delta);
   void RecountPending();
+  // oxide_csi_oldest_pending_operation_start_time_seconds: the start of the unfinished entry
+  // with the smallest id (ids grow with time, so that is the oldest, also across restarts).
+  void PublishOldestPending() const;
 
   GroupCommit* commit_;
   Status load_status_;

@@ -5,7 +5,9 @@
 2. Every kustomization under deploy/kubernetes/ (the base and each overlay) renders with
    `kubectl kustomize`.
 3. Invariants hold on every rendered set of objects. Each invariant has a name; a broken one
-   prints `FAIL [name] (render): what is wrong`, and the script exits 1.
+   prints `FAIL [name] (render): what is wrong`, and the script exits 1. Among them: liveness
+   and readiness use the plugin's own /healthz, never CSI Probe; every PrometheusRule alert reads
+   only metric families the plugin exports and names its runbook (alert_checks.py).
 4. The Grafana dashboards in deploy/grafana/ are well formed and query only the metric families
    of deploy/grafana/metric-families.txt, which must match src/metrics/*.cc once that exists
    (dashboard_checks.py).
@@ -32,6 +34,7 @@ except ImportError:  # pragma: no cover - depends on the machine
     sys.exit(2)
 sys.dont_write_bytecode = True   # importing the helper module leaves no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import alert_checks  # noqa: E402
 import dashboard_checks  # noqa: E402
 
 # libyaml's loader when present (Debian's python3-yaml has it): same results, much faster
@@ -92,12 +95,23 @@ INVARIANTS = {
                        "and ServiceAccounts",
     "priority-class": "controller pods are system-cluster-critical, node pods system-node-critical",
     "node-tolerations": "the node DaemonSet tolerates every taint (operator: Exists, no key)",
-    "health-wiring": "the plugin's livenessProbe (and the controller's readinessProbe) hit "
-                     "/healthz of the livenessprobe sidecar in the same pod",
+    "health-wiring": "each plugin (controller and node) has a livenessProbe and a readinessProbe, "
+                     "both httpGet /healthz on its own metrics port (the port of its "
+                     "--metrics-address); the liveness probe gives the plugin 30 s to 5 min of "
+                     "failures (periodSeconds x failureThreshold) before a restart",
+    "liveness-is-local": "no livenessProbe in a plugin pod reaches CSI Probe: none targets a port "
+                         "a livenessprobe sidecar serves, none runs `oxide-csi-ctl ... probe`, "
+                         "none is a grpc probe (liveness must not depend on the Oxide API)",
     "controller-sidecars": "controller: >=2 replicas, --mode=controller, provisioner (leader "
                            "election, extra metadata, timeout, Topology=true), attacher and "
-                           "snapshotter with leader election, livenessprobe",
-    "node-sidecars": "node: --mode=node, node-driver-registrar and livenessprobe present",
+                           "snapshotter with leader election",
+    "node-sidecars": "node: --mode=node, node-driver-registrar present",
+    "alerts": "every rendering with a ServiceMonitor has a PrometheusRule; each alert has an "
+              "expr, a severity label, a summary and a runbook annotation "
+              "docs/alerts.md#<alert name in lower case>, whose section exists (when docs/ is "
+              "beside deploy/)",
+    "alert-metrics": "every metric an alert expression selects (histogram suffixes stripped) is "
+                     "a family of deploy/grafana/metric-families.txt, i.e. one the plugin exports",
     "node-instance-id": "the node plugin learns its Oxide instance id: --instance-id-source "
                         "(default env,file,kubernetes) names known sources, at least one of them "
                         "is set up (env: OXIDE_INSTANCE_ID; file: --instance-metadata-file on a "
@@ -702,27 +716,48 @@ def check_render(objs, where, version, r):
                                               f"plugin")
     r.done("node-tolerations", where)
 
-    # ---- health wiring
+    # ---- health wiring: the plugin's own /healthz, never CSI Probe (issue 34)
     inv = "health-wiring"
     for o, s, p in plugin_pods:
-        probes = [c for _, c in all_containers(s) if image_base(c) == "livenessprobe"]
-        if len(probes) != 1:
-            r.fail(inv, where, f"{kind_name(o)}: expected one livenessprobe sidecar, found "
-                               f"{len(probes)}")
-            continue
-        hport = livenessprobe_port(probes[0])
-        wanted = ["livenessProbe"] + (["readinessProbe"] if o.get("kind") != "DaemonSet" else [])
-        for pk in wanted:
-            pr = p.get(pk)
-            hg = (pr or {}).get("httpGet")
+        addr = flags(p).get("metrics-address")
+        hp = metrics_port(addr) if isinstance(addr, str) else None
+        for pk in ("livenessProbe", "readinessProbe"):
+            hg = (p.get(pk) or {}).get("httpGet")
             if not hg:
                 r.fail(inv, where, f"{kind_name(o)}: the plugin has no {pk} with httpGet")
                 continue
             port = port_number(p, hg.get("port"))
-            if hg.get("path") != "/healthz" or port != hport:
-                r.fail(inv, where, f"{kind_name(o)}: the plugin's {pk} gets {hg.get('path')} on port "
-                                   f"{hg.get('port')} ({port}); the livenessprobe serves /healthz on "
-                                   f"{hport}")
+            if hp is None or hg.get("path") != "/healthz" or port != hp[1]:
+                r.fail(inv, where, f"{kind_name(o)}: the plugin's {pk} gets {hg.get('path')} on "
+                                   f"port {hg.get('port')} ({port}); the plugin serves /healthz on "
+                                   f"its metrics port ({hp[1] if hp else 'no --metrics-address'})")
+        lp = p.get("livenessProbe") or {}
+        window = int(lp.get("periodSeconds", 10)) * int(lp.get("failureThreshold", 3))
+        if lp and not 30 <= window <= 300:
+            r.fail(inv, where, f"{kind_name(o)}: the plugin's livenessProbe restarts it after "
+                               f"{window} s of failures (periodSeconds x failureThreshold); want "
+                               f"30 s to 5 min (its /healthz allows the loop 10 s)")
+    r.done(inv, where)
+
+    inv = "liveness-is-local"
+    for o, s, _ in plugin_pods:
+        sidecar_ports = {livenessprobe_port(c) for _, c in all_containers(s)
+                         if image_base(c) == "livenessprobe"}
+        for _, c in all_containers(s):
+            lp = c.get("livenessProbe")
+            if not lp:
+                continue
+            what = f"{kind_name(o)}: container {c['name']}'s livenessProbe"
+            hg = lp.get("httpGet") or lp.get("tcpSocket")
+            if hg and port_number(c, hg.get("port")) in sidecar_ports:
+                r.fail(inv, where, f"{what} targets port {hg.get('port')}, where the livenessprobe "
+                                   f"sidecar answers with CSI Probe; use the plugin's /healthz")
+            command = " ".join(str(x) for x in (lp.get("exec") or {}).get("command") or [])
+            if "oxide-csi-ctl" in command and "probe" in command:
+                r.fail(inv, where, f"{what} runs {command!r}, which asks CSI Probe")
+            if "grpc" in lp:
+                r.fail(inv, where, f"{what} is a grpc probe; the plugin serves no gRPC health "
+                                   f"service on TCP, use its /healthz")
     r.done(inv, where)
 
     # ---- sidecar sets
@@ -737,8 +772,7 @@ def check_render(objs, where, version, r):
             r.fail(inv, where, f"{kind_name(o)}: replicas < 2")
         side = {image_base(c): flags(c) for _, c in all_containers(s)}
         need = {"csi-provisioner": ["leader-election", "extra-create-metadata", "timeout"],
-                "csi-attacher": ["leader-election"], "csi-snapshotter": ["leader-election"],
-                "livenessprobe": []}
+                "csi-attacher": ["leader-election"], "csi-snapshotter": ["leader-election"]}
         for img, fl in need.items():
             if img not in side:
                 r.fail(inv, where, f"{kind_name(o)}: no {img} sidecar")
@@ -756,7 +790,7 @@ def check_render(objs, where, version, r):
         if flags(p).get("mode") != "node":
             r.fail(inv, where, f"{kind_name(o)}: plugin --mode is {flags(p).get('mode')!r}, not node")
         bases = {image_base(c) for _, c in all_containers(s)}
-        for img in ("csi-node-driver-registrar", "livenessprobe"):
+        for img in ("csi-node-driver-registrar",):
             if img not in bases:
                 r.fail(inv, where, f"{kind_name(o)}: no {img} sidecar")
     r.done(inv, where)
@@ -1211,6 +1245,15 @@ def main(argv=None):
         r.fail("renders", "deploy/kubernetes", "no kustomization rendered")
     for where, objs in renders.items():
         check_render(objs, where, version, r)
+
+    # alerts read only families the plugin exports, and name their runbook
+    families_path = os.path.join(deploy, "grafana", "metric-families.txt")
+    families = dashboard_checks.read_families(families_path)[0] \
+        if os.path.exists(families_path) else {}
+    for where, objs in renders.items():
+        alert_checks.check_alerts(objs, where, families, os.path.dirname(deploy), r.fail)
+        r.done("alerts", where)
+        r.done("alert-metrics", where)
 
     # examples refer to classes that the plain base defines
     base = renders.get("deploy/kubernetes") or renders.get("deploy/kubernetes/base")

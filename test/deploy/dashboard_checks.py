@@ -156,9 +156,9 @@ def check_dashboard(path, rel, fail):
     return exprs
 
 
-def check_metric_names(exprs, families, rel, fail):
-    """Every selected metric is a family, or a histogram's (summary's) series of one."""
-    inv = "dashboard-metrics"
+def check_metric_names(exprs, families, rel, fail, inv="dashboard-metrics"):
+    """Every selected metric is a family, or a histogram's (summary's) series of one (also used
+    for alert expressions, under their own invariant)."""
     for where, expr in exprs:
         for name in promql_metric_names(expr):
             kind = families.get(name)

@@ -203,7 +203,7 @@ def plugin_flag_and_env_disagree(cp):
 @case("socket-path")
 def sidecar_mounts_socket_volume_elsewhere(cp):
     def f(docs):
-        c = container(doc(docs, "DaemonSet"), "liveness-probe")
+        c = container(doc(docs, "DaemonSet"), "node-driver-registrar")
         mount(c, "socket-dir")["mountPath"] = "/plugin"
     cp.yaml(NODE, f)
 
@@ -366,7 +366,7 @@ def init_container_without_resources(cp):
 
 @case("memory-limits")
 def sidecar_without_limits(cp):
-    cp.yaml(NODE, lambda docs: container(doc(docs, "DaemonSet"), "liveness-probe")
+    cp.yaml(NODE, lambda docs: container(doc(docs, "DaemonSet"), "node-driver-registrar")
             ["resources"].pop("limits"))
 
 
@@ -517,9 +517,82 @@ def controller_without_readiness(cp):
 
 
 @case("health-wiring")
-def livenessprobe_on_other_port(cp):
-    cp.yaml(CTRL, lambda docs: replace_arg(container(doc(docs, "Deployment"), "liveness-probe"),
-                                           "--health-port", "--health-port=9900"))
+def node_readiness_on_other_path(cp):
+    cp.yaml(NODE, lambda docs: container(doc(docs, "DaemonSet"), "oxide-csi-plugin")
+            ["readinessProbe"]["httpGet"].update(path="/metrics"))
+
+
+@case("health-wiring")
+def controller_liveness_restarts_after_ten_seconds(cp):
+    cp.yaml(CTRL, lambda docs: container(doc(docs, "Deployment"), "oxide-csi-plugin")
+            ["livenessProbe"].update(periodSeconds=5, failureThreshold=2))
+
+
+# ---------------------------------------------------------------- liveness-is-local (issue 34)
+
+LIVENESSPROBE_SIDECAR = {
+    "name": "liveness-probe", "image": "registry.k8s.io/sig-storage/livenessprobe:v2.14.0",
+    "args": ["--csi-address=/csi/csi.sock", "--health-port=9808", "--probe-timeout=3s"],
+    "resources": {"requests": {"cpu": "5m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
+    "volumeMounts": [{"name": "socket-dir", "mountPath": "/csi"}]}
+
+
+@case("liveness-is-local", also={"health-wiring"})
+def controller_liveness_through_the_livenessprobe_sidecar(cp):
+    # the old wiring: liveness = CSI Probe (Oxide's health) through the sidecar
+    def f(docs):
+        d = doc(docs, "Deployment")
+        spec(d)["containers"].append(dict(LIVENESSPROBE_SIDECAR))
+        plugin = container(d, "oxide-csi-plugin")
+        plugin["ports"].append({"name": "healthz", "containerPort": 9808, "protocol": "TCP"})
+        plugin["livenessProbe"]["httpGet"].update(port="healthz")
+    cp.yaml(CTRL, f)
+
+
+@case("liveness-is-local")
+def node_sidecar_liveness_asks_csi_probe(cp):
+    cp.yaml(NODE, lambda docs: container(doc(docs, "DaemonSet"), "node-driver-registrar")
+            .update(livenessProbe={"exec": {"command": ["/usr/bin/oxide-csi-ctl", "identity",
+                                                        "probe"]}, "periodSeconds": 10}))
+
+
+# ---------------------------------------------------------------- alerts (issue 34)
+
+RULES = "kubernetes/overlays/prometheus-operator/prometheusrule.yaml"
+
+
+@case("alerts")
+def servicemonitor_without_alerts(cp):
+    cp.text("kubernetes/overlays/prometheus-operator/kustomization.yaml",
+            "  - prometheusrule.yaml\n", "")
+
+
+@case("alerts")
+def alert_without_runbook(cp):
+    cp.text(RULES, "            runbook: docs/alerts.md#oxidecsioxidetokenrefused\n", "")
+
+
+@case("alerts")
+def alert_without_severity(cp):
+    cp.text(RULES, "          for: 5m\n          labels:\n            severity: critical\n",
+            "          for: 5m\n", count=2)
+
+
+@case("alerts")
+def runbook_without_a_section_for_an_alert(cp):
+    # a docs/alerts.md beside the copied deploy/ (the copy has none, so sections go unchecked)
+    cp.write("../docs/alerts.md", "# Alerts\n\n## OxideCSIOxideUnreachable\n\nWhat to do.\n")
+
+
+@case("alert-metrics")
+def alert_on_a_metric_the_plugin_does_not_export(cp):
+    cp.text(RULES, "expr: oxide_csi_oxide_api_up == 0", "expr: oxide_csi_oxide_up == 0")
+
+
+@case("alert-metrics")
+def alert_on_a_histogram_without_its_series(cp):
+    cp.text(RULES, "increase(oxide_csi_store_commit_failures_total[10m]) > 0",
+            "oxide_csi_store_commit_duration_seconds > 5")
 
 
 # ---------------------------------------------------------------- sidecar sets, spec
@@ -753,7 +826,8 @@ def instance_file_required(cp):
 PROM_K = "kubernetes/overlays/prometheus-operator/"
 
 
-@case("metrics-port")
+# the probes use /healthz on the metrics port, so they break with it
+@case("metrics-port", also={"health-wiring"})
 def controller_metrics_port_not_declared(cp):
     def f(docs):
         c = container(doc(docs, "Deployment"), "oxide-csi-plugin")
@@ -761,7 +835,8 @@ def controller_metrics_port_not_declared(cp):
     cp.yaml(CTRL, f)
 
 
-@case("metrics-port")
+# the probes use /healthz on the metrics port, so they break with it
+@case("metrics-port", also={"health-wiring"})
 def node_metrics_address_other_port(cp):
     cp.yaml(NODE, lambda docs: replace_arg(container(doc(docs, "DaemonSet"), "oxide-csi-plugin"),
                                            "--metrics-address", "--metrics-address=0.0.0.0:9811"))
@@ -773,7 +848,8 @@ def controller_metrics_on_loopback(cp):
                                            "--metrics-address", "--metrics-address=127.0.0.1:9810"))
 
 
-@case("metrics-port")
+# the probes use /healthz on the metrics port, so they break with it
+@case("metrics-port", also={"health-wiring"})
 def controller_without_metrics_address(cp):
     cp.yaml(CTRL, lambda docs: replace_arg(container(doc(docs, "Deployment"), "oxide-csi-plugin"),
                                            "--metrics-address", None))

@@ -1,15 +1,24 @@
 // The controller's view of Oxide health (engine/oxide_credentials_check.h) on the ManualClock:
 // the real Oxide client against the real oxide-sim, which the tests stop, start again on the same
 // port and switch to other tokens. Time moves only when a test says, so the grace and the backoff
-// are checked to the millisecond without waiting for them.
+// are checked to the millisecond, and a 30-minute outage takes no longer than a short one.
+// What is checked is what an operator sees: the gauges oxide_csi_oxide_api_up, _token_valid and
+// _project_found, and the log records (one error when a thing goes bad, one info when it is
+// well again). Probe no longer reads this view at all (its integration test: probe_test.cc).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "backend_fixture.h"
 #include "engine/oxide_credentials_check.h"
+#include "metrics/plugin_metrics.h"
+#include "util/log.h"
 
 namespace engine_test {
 namespace {
@@ -19,19 +28,45 @@ using backend_test::StatusCode;
 using oxide::engine::OxideCredentialsCheck;
 using oxide::engine::Rfc3339Utc;
 using std::chrono::milliseconds;
+using std::chrono::minutes;
 using std::chrono::seconds;
 
 constexpr const char* kOtherToken = "oxide-token-someone-else-7f3e";
+constexpr const char* kUnreachable = "cannot reach the Oxide API";
+constexpr const char* kAnswersAgain = "Oxide answers again";
+constexpr const char* kRejected = "Oxide rejects the API token";
+constexpr const char* kAcceptedAgain = "Oxide accepts the API token and the project again";
+
+double Gauge(oxide::metrics::GaugeFamily& family) {
+  return family.With({}).value();
+}
+double ApiUp() {
+  return Gauge(oxide::metrics::Families().oxide_api_up);
+}
+double TokenValid() {
+  return Gauge(oxide::metrics::Families().oxide_token_valid);
+}
+double ProjectFound() {
+  return Gauge(oxide::metrics::Families().oxide_project_found);
+}
 
 class OxideHealthTest : public backend_test::BackendTest {
  protected:
   void SetUp() override {
+    log_path_ = ::testing::TempDir() + "/oxide-health-log-" + std::to_string(::getpid());
+    log_fd_ = ::open(log_path_.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    ASSERT_GE(log_fd_, 0);
+    oxide::log::Configure(oxide::log::Level::kDebug, oxide::log::Format::kJson);
+    oxide::log::SetOutputFd(log_fd_);
     BackendTest::SetUp();
     port_ = sim().port();
   }
   void TearDown() override {
     check_.reset();  // before the client the fixture destroys
     BackendTest::TearDown();
+    oxide::log::SetOutputFd(STDERR_FILENO);
+    ::close(log_fd_);
+    ::unlink(log_path_.c_str());
   }
 
   void StartCheck(milliseconds grace = seconds(60)) {
@@ -54,33 +89,75 @@ class OxideHealthTest : public backend_test::BackendTest {
   // Some ordinary call (not the check's): its answer reaches the check as any answer does.
   Status AnyCall() { return GetDisk("pv-health-any-call").status(); }
 
+  // The log records written so far at `level` (and with message `msg`, when given).
+  std::vector<nlohmann::json> Records(const std::string& level, const std::string& msg = "") {
+    std::vector<nlohmann::json> found;
+    std::ifstream in(log_path_);
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+      if (record.is_discarded()) continue;
+      if (record.value("level", "") == level && (msg.empty() || record.value("msg", "") == msg))
+        found.push_back(record);
+    }
+    return found;
+  }
+  std::string Log() const {
+    std::ifstream in(log_path_);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+
   int port_ = 0;
+  std::string log_path_;
+  int log_fd_ = -1;
   std::unique_ptr<OxideCredentialsCheck> check_;
 };
 
-TEST_F(OxideHealthTest, ReadyWhenOxideAcceptsTheTokenAndTheProjectExists) {
+TEST_F(OxideHealthTest, EveryGaugeReadsOneWhenOxideAcceptsTheTokenAndTheProjectExists) {
   StartCheck();
-  EXPECT_TRUE(check_->Health().ok()) << check_->Health().message();
+  EXPECT_EQ(ApiUp(), 1);
+  EXPECT_EQ(TokenValid(), 1);
+  EXPECT_EQ(ProjectFound(), 1);
+  EXPECT_TRUE(Records("error").empty()) << Log();
 }
 
-TEST_F(OxideHealthTest, AnOutageLongerThanTheGraceIsReportedWithItsStartAndEndsOnTheNextAnswer) {
+// Issue 34: an outage far longer than the grace is published, once, and never more than that:
+// both gauges read 0 when the grace ends, one error record says since when, and Oxide answering
+// again sets them back to 1 with one info record. (On the old code Probe turned not ready here.)
+TEST_F(OxideHealthTest, AThirtyMinuteOutageShowsOnBothGaugesAtTheGraceWithOneRecordEachWay) {
   StartCheck(seconds(60));
   StopSim();
   EXPECT_FALSE(AnyCall().ok());
-  const int64_t failed_at = clock().WallMillis();
-  EXPECT_TRUE(check_->Health().ok()) << "inside the grace: " << check_->Health().message();
-  Elapse(seconds(61));
-  Status health = check_->Health();
-  EXPECT_EQ(health.code(), StatusCode::kUnavailable);
-  // The outage began with the call's failure (its final answer, after the retry layer's waits).
-  EXPECT_EQ(health.message(), "cannot reach the Oxide API since " + Rfc3339Utc(failed_at));
+  const int64_t failed_at = clock().WallMillis();  // the outage began with the call's failure
+  Elapse(seconds(60) - milliseconds(1));
+  EXPECT_EQ(ApiUp(), 1) << "inside the grace";
+  EXPECT_EQ(TokenValid(), 1) << "inside the grace";
+  EXPECT_TRUE(Records("error").empty()) << Log();
+  Elapse(milliseconds(1));
+  EXPECT_EQ(ApiUp(), 0) << "the grace is over";
+  EXPECT_EQ(TokenValid(), 0) << "a token cannot be known good while Oxide does not answer";
+  EXPECT_EQ(ProjectFound(), 1) << "nothing was said about the project";
+
+  Elapse(minutes(30));  // dozens of failed checks (the backoff reaches its 30 s cap)
+  EXPECT_EQ(ApiUp(), 0);
+  EXPECT_EQ(TokenValid(), 0);
+  const std::vector<nlohmann::json> errors = Records("error");
+  ASSERT_EQ(errors.size(), 1u) << Log();
+  EXPECT_EQ(errors[0]["msg"], kUnreachable);
+  EXPECT_EQ(errors[0]["since"], Rfc3339Utc(failed_at));
+  EXPECT_EQ(errors[0]["grace"], "60s");
   EXPECT_EQ(Rfc3339Utc(oxide::testing::ManualClock::kWallStart), "2025-06-15T15:06:40Z");
 
   // No call arrives: the check's own retries notice Oxide is back within the backoff cap.
-  Elapse(seconds(300));  // long enough for the backoff to reach its cap
   StartSimAgain();
   Elapse(OxideCredentialsCheck::kMaxBackoff);
-  EXPECT_TRUE(check_->Health().ok()) << check_->Health().message();
+  EXPECT_EQ(ApiUp(), 1);
+  EXPECT_EQ(TokenValid(), 1);
+  const std::vector<nlohmann::json> recovered = Records("info", kAnswersAgain);
+  ASSERT_EQ(recovered.size(), 1u) << Log();
+  EXPECT_EQ(recovered[0]["since"], Rfc3339Utc(failed_at));
+  EXPECT_EQ(Records("error").size(), 1u) << Log();
+  Elapse(minutes(5));
+  EXPECT_EQ(Records("info", kAnswersAgain).size(), 1u) << "once per transition, not per check";
 }
 
 TEST_F(OxideHealthTest, ChecksWhileUnreachableBackOffFromOneSecondToThirty) {
@@ -103,23 +180,28 @@ TEST_F(OxideHealthTest, ChecksWhileUnreachableBackOffFromOneSecondToThirty) {
     EXPECT_GE(check_delays[i], check_delays[i - 1]);
 }
 
-TEST_F(OxideHealthTest, AShortOutageInsideTheGraceKeepsItReady) {
+TEST_F(OxideHealthTest, AShortOutageInsideTheGraceChangesNoGaugeAndLogsNoError) {
   StartCheck(seconds(60));
   StopSim();
   EXPECT_FALSE(AnyCall().ok());
   Elapse(seconds(20));
-  EXPECT_TRUE(check_->Health().ok()) << check_->Health().message();
+  EXPECT_EQ(ApiUp(), 1);
   StartSimAgain();
   Elapse(seconds(30));  // the next check answers: the outage is over
   Elapse(seconds(60));  // well past where the grace would have ended
-  EXPECT_TRUE(check_->Health().ok()) << check_->Health().message();
+  EXPECT_EQ(ApiUp(), 1);
+  EXPECT_EQ(TokenValid(), 1);
+  EXPECT_TRUE(Records("error").empty()) << Log();
+  EXPECT_EQ(Records("debug", kAnswersAgain).size(), 1u) << "a blip is only a debug record";
 }
 
-TEST_F(OxideHealthTest, ZeroGraceReportsUnreachabilityWithTheFirstFailedAnswer) {
+TEST_F(OxideHealthTest, ZeroGraceShowsUnreachabilityWithTheFirstFailedAnswer) {
   StartCheck(milliseconds(0));
   StopSim();
   EXPECT_FALSE(AnyCall().ok());
-  EXPECT_EQ(check_->Health().code(), StatusCode::kUnavailable) << check_->Health().message();
+  EXPECT_EQ(ApiUp(), 0);
+  EXPECT_EQ(TokenValid(), 0);
+  EXPECT_EQ(Records("error", kUnreachable).size(), 1u) << Log();
 }
 
 // The bug of issue 22: Oxide unreachable at start, a token it refuses, then Oxide comes up.
@@ -127,36 +209,59 @@ TEST_F(OxideHealthTest, ATokenNeverCheckedBecauseOxideWasDownIsCheckedOnceItAnsw
   StopSim();
   StartCheck(seconds(60));
   Elapse(seconds(10));  // the first check and a few rechecks find no Oxide
-  EXPECT_TRUE(check_->Health().ok()) << "unverified, inside the grace";
+  EXPECT_EQ(TokenValid(), 1) << "unverified, inside the grace";
   StartSimAgain({"--token", kOtherToken});
   Elapse(OxideCredentialsCheck::kMaxBackoff);
-  EXPECT_EQ(check_->Health().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(check_->Health().message().find("Oxide rejects the API token"), std::string::npos)
-      << check_->Health().message();
+  EXPECT_EQ(ApiUp(), 1);
+  EXPECT_EQ(TokenValid(), 0);
+  const std::vector<nlohmann::json> errors = Records("error");
+  ASSERT_EQ(errors.size(), 1u) << Log();
+  EXPECT_EQ(errors[0]["msg"], kRejected);
 }
 
 TEST_F(OxideHealthTest, AStray401ThatTheCheckDoesNotConfirmChangesNothing) {
   StartCheck();
   AcceptTokens({kOtherToken});
   EXPECT_EQ(AnyCall().code(), StatusCode::kUnauthenticated);
-  EXPECT_TRUE(check_->Health().ok()) << "a 401 before its check: " << check_->Health().message();
+  EXPECT_EQ(TokenValid(), 1) << "a 401 before its check";
   AcceptTokens({sim_test::SimProcess::kToken});  // before the check asks
   const int asked = CountRequests("GET", "current_user_view");
   Elapse(seconds(1));
   EXPECT_EQ(CountRequests("GET", "current_user_view"), asked + 1) << "the 401 starts a check";
-  EXPECT_TRUE(check_->Health().ok()) << check_->Health().message();
+  EXPECT_EQ(TokenValid(), 1);
+  EXPECT_TRUE(Records("error").empty()) << Log();
 }
 
-TEST_F(OxideHealthTest, A401ThatTheCheckConfirmsMakesItNotReadyUntilOxideAcceptsTheTokenAgain) {
+TEST_F(OxideHealthTest, AConfirmed401ZeroesTheTokenGaugeOnceUntilOxideAcceptsTheTokenAgain) {
   StartCheck();
   AcceptTokens({kOtherToken});
   EXPECT_EQ(AnyCall().code(), StatusCode::kUnauthenticated);
   Elapse(milliseconds(1));
-  EXPECT_EQ(check_->Health().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(TokenValid(), 0);
+  EXPECT_EQ(ApiUp(), 1) << "Oxide answers: it refuses the token";
   Elapse(seconds(120));  // rechecks go on, backing off to the cap
+  EXPECT_EQ(Records("error", kRejected).size(), 1u) << "once, not per check:\n" << Log();
   AcceptTokens({sim_test::SimProcess::kToken});
   Elapse(OxideCredentialsCheck::kMaxBackoff);
-  EXPECT_TRUE(check_->Health().ok()) << check_->Health().message();
+  EXPECT_EQ(TokenValid(), 1);
+  EXPECT_EQ(Records("info", kAcceptedAgain).size(), 1u) << Log();
+  EXPECT_EQ(Records("error").size(), 1u) << Log();
+}
+
+TEST_F(OxideHealthTest, AMissingProjectZeroesItsGaugeUntilOxideHasIt) {
+  backend_test::ClientConfig config = DefaultConfig();
+  config.project = "health-missing-project";
+  Rebuild(config);
+  StartCheck();
+  EXPECT_EQ(ProjectFound(), 0);
+  EXPECT_EQ(ApiUp(), 1);
+  EXPECT_EQ(TokenValid(), 1);
+  EXPECT_EQ(Records("error", "the Oxide project is missing").size(), 1u) << Log();
+  ASSERT_EQ(control().post("/__sim/projects", {{"name", "health-missing-project"}}).status, 201);
+  Elapse(minutes(1));  // the next periodic check
+  EXPECT_EQ(ProjectFound(), 1);
+  EXPECT_EQ(Records("info", kAcceptedAgain).size(), 1u) << Log();
+  EXPECT_EQ(Records("error").size(), 1u) << Log();
 }
 
 }  // namespace

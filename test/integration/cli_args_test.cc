@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "guest_volume_fixture.h"
-#include "metrics_scrape.h"
+#include "support/metrics_scrape.h"
 #include "support/temp_dir.h"
 
 namespace oxide::testing {

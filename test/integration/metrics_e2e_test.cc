@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "guest_volume_fixture.h"
-#include "metrics_scrape.h"
+#include "support/metrics_scrape.h"
 #include "support/wait_until.h"
 
 namespace oxide::testing {
@@ -112,7 +112,11 @@ TEST_F(MetricsTest, EveryFamilyIsExposedTheCallsMoveThemAndLabelsStayBounded) {
       {"oxide_csi_oxide_request_retries_total", "counter"},
       {"oxide_csi_oxide_requests_queued", "gauge"},
       {"oxide_csi_token_reloads_total", "counter"},
+      {"oxide_csi_oxide_api_up", "gauge"},
+      {"oxide_csi_oxide_token_valid", "gauge"},
+      {"oxide_csi_oxide_project_found", "gauge"},
       {"oxide_csi_operations_pending", "gauge"},
+      {"oxide_csi_oldest_pending_operation_start_time_seconds", "gauge"},
       {"oxide_csi_recovery_entries_total", "counter"},
       {"oxide_csi_snapshots_tracked", "gauge"},
       {"oxide_csi_store_commit_duration_seconds", "histogram"},
@@ -153,6 +157,14 @@ TEST_F(MetricsTest, EveryFamilyIsExposedTheCallsMoveThemAndLabelsStayBounded) {
             4);
   EXPECT_EQ(after.samples.count("oxide_csi_operations_pending{kind=\"create\"}"), 1U);
   EXPECT_EQ(after.Sum("oxide_csi_operations_pending"), 0) << "every operation finished";
+  EXPECT_EQ(after.samples.count("oxide_csi_oldest_pending_operation_start_time_seconds"), 1U);
+  EXPECT_EQ(after.Sum("oxide_csi_oldest_pending_operation_start_time_seconds"), 0);
+  // Oxide answered all along (the 503s above were single requests, far inside the grace).
+  for (const char* up :
+       {"oxide_csi_oxide_api_up", "oxide_csi_oxide_token_valid", "oxide_csi_oxide_project_found"}) {
+    EXPECT_EQ(after.samples.count(up), 1U) << up;
+    EXPECT_EQ(after.Sum(up), 1) << up;
+  }
   EXPECT_EQ(after.Sum("oxide_csi_rpcs_in_flight{method=\"CreateVolume\"}"), 0);
   EXPECT_EQ(after.Sum("oxide_csi_build_info{"), 1);
   EXPECT_GT(after.Sum("process_resident_memory_bytes"), 1e6);

@@ -2,7 +2,7 @@
 // from a real Secret volume that the test updates the way the kubelet does, against the real
 // simulator, which accepts the tokens the test says. No restart in between.
 #include "controller_fixture.h"
-#include "metrics_scrape.h"
+#include "support/metrics_scrape.h"
 #include "support/secret_volume.h"
 #include "support/wait_until.h"
 
@@ -76,16 +76,20 @@ TEST_F(PluginTokenRotationTest, OxideSwitchingBeforeTheFileCostsNoFailedCall) {
   EXPECT_TRUE(plugin_->WaitForLog("reloaded the Oxide API token from")) << plugin_->Log();
 }
 
-TEST_F(PluginTokenRotationTest, ARejectedTokenMakesProbeNotReadyUntilTheFileHoldsOneOxideAccepts) {
+TEST_F(PluginTokenRotationTest, ARejectedTokenZeroesItsGaugeUntilTheFileHoldsOneOxideAccepts) {
   AcceptTokens({kTokenC});
   ExpectCode(Create(CreateRequest("pvc-rejected")), StatusCode::UNAUTHENTICATED,
              "Oxide did not accept the API token");
   // The call's 401 makes the token suspect; the check it starts at once confirms it.
-  ExpectCode(ProbeUntil(StatusCode::FAILED_PRECONDITION, "Oxide rejects the API token"),
-             StatusCode::FAILED_PRECONDITION, "Oxide rejects the API token");
+  ASSERT_TRUE(WaitUntil([&] { return ScrapeOf(*plugin_).Sum("oxide_csi_oxide_token_valid") == 0; },
+                        std::chrono::seconds(45), std::chrono::milliseconds(50)))
+      << plugin_->Log();
+  ASSERT_TRUE(plugin_->WaitForLog("Oxide rejects the API token")) << plugin_->Log();
+  EXPECT_TRUE(Probe().ok()) << "Probe never depends on Oxide";
   volume_.Swap(kTokenC);
   ASSERT_TRUE(plugin_->WaitForLog("Oxide accepts the API token and the project again"))
       << plugin_->Log();
+  EXPECT_EQ(ScrapeOf(*plugin_).Sum("oxide_csi_oxide_token_valid"), 1);
   EXPECT_TRUE(Probe().ok());
   MustCreate("pvc-accepted");
 }

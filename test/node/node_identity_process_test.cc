@@ -10,6 +10,7 @@
 
 #include "csi.grpc.pb.h"
 #include "support/fake_kubernetes_api.h"
+#include "support/metrics_scrape.h"
 #include "support/plugin_setup.h"
 
 namespace oxide::testing {
@@ -72,6 +73,7 @@ TEST_F(NodeIdentityProcessTest, ATaintedNodeServesOnlyOnceItsProviderIdIsSet) {
   api_.SetAnswer(
       "worker-1",
       {.status = 200, .body = FakeKubernetesApi::NodeJson("worker-1", "", true), .never = false});
+  setup_.args.push_back("--metrics-address=127.0.0.1:0");
   PluginProcess plugin(setup_.args, setup_.env, setup_.log_path());
   ASSERT_TRUE(plugin.WaitForLog(
       "waiting for the cloud controller manager to set spec.providerID on Node worker-1; taint "
@@ -81,6 +83,8 @@ TEST_F(NodeIdentityProcessTest, ATaintedNodeServesOnlyOnceItsProviderIdIsSet) {
   ASSERT_TRUE(api_.WaitForRequests(2));
   EXPECT_FALSE(std::filesystem::exists(setup_.socket_path()));
   EXPECT_EQ(plugin.Log().find("name:worker-1"), std::string::npos) << plugin.Log();
+  // Liveness (/healthz) sees a plugin that waits, not a dead one.
+  EXPECT_EQ(HealthzOf(plugin).status, 200) << plugin.Log();
 
   api_.SetAnswer("worker-1",
                  {.status = 200,

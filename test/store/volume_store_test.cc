@@ -1,10 +1,12 @@
 // The controller's tables on a real SQLite file: migration from schema 1, volume and snapshot
-// rows (in memory and in the file, also after a restart) and the operation journal.
+// rows (in memory and in the file, also after a restart) and the operation journal, with the
+// start of its oldest unfinished entry (the gauge the "operations pending" alert reads).
 #include "store/volume_store.h"
 
 #include <gtest/gtest.h>
 #include <uv.h>
 
+#include "metrics/plugin_metrics.h"
 #include "store/snapshot_store.h"
 #include "store_fixture.h"
 
@@ -181,6 +183,29 @@ TEST(VolumeStoreMigration, ASchemaOneDatabaseIsUpgradedKeepingItsData) {
                    "SELECT count(*) FROM sqlite_master WHERE name IN ('volumes', 'operations')");
   ASSERT_EQ(tables.Step(), SQLITE_ROW);
   EXPECT_EQ(tables.ColumnInt(0), 2);
+}
+
+// oxide_csi_oldest_pending_operation_start_time_seconds: the journal time of the oldest
+// unfinished entry, also one read back after a restart; 0 once none is left.
+TEST_F(VolumeStoreTest, TheOldestPendingGaugeGivesTheStartOfTheOldestUnfinishedEntry) {
+  metrics::Gauge& oldest = metrics::Families().oldest_pending_operation_start.With({});
+  const double t0 = static_cast<double>(clock_.WallMillis()) / 1e3;
+  EXPECT_EQ(oldest.value(), 0) << "nothing pending";
+  const int64_t first = store_->BeginOperation("create", "disk-a", "{}");
+  clock_.Advance(std::chrono::minutes(20));
+  const int64_t second = store_->BeginOperation("delete", "vol-b", "{}");
+  EXPECT_EQ(oldest.value(), t0);
+  Durable();
+  // A restart reads the unfinished entries back with their times.
+  store_.reset();
+  oldest.Set(-1);
+  MakeVolumeStore();
+  EXPECT_EQ(oldest.value(), t0);
+  store_->FinishOperation(first, "done", "");
+  EXPECT_EQ(oldest.value(), t0 + 20 * 60) << "the next oldest";
+  store_->FinishOperation(second, "done", "");
+  EXPECT_EQ(oldest.value(), 0);
+  Durable();
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "http_client.h"
 #include "support/plugin_process.h"
 
 namespace oxide::testing {
@@ -23,5 +24,7 @@ struct Scrape {
 Scrape ParseScrape(const std::string& text);
 // GET /metrics of `plugin` (at the last address its log names); the test fails when it cannot.
 Scrape ScrapeOf(const PluginProcess& plugin);
+// GET /healthz of `plugin` (its liveness), at the same address.
+sim_test::Reply HealthzOf(const PluginProcess& plugin);
 
 }  // namespace oxide::testing

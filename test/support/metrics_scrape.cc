@@ -1,4 +1,4 @@
-#include "metrics_scrape.h"
+#include "support/metrics_scrape.h"
 
 #include <gtest/gtest.h>
 
@@ -60,7 +60,9 @@ Scrape ParseScrape(const std::string& text) {
   return scrape;
 }
 
-Scrape ScrapeOf(const PluginProcess& plugin) {
+namespace {
+// The metrics endpoint the plugin last logged, "http://127.0.0.1:<port>".
+std::string MetricsBaseUrl(const PluginProcess& plugin) {
   const std::string log = plugin.Log();
   // The last "http://127.0.0.1:<port>/metrics": a restarted plugin may append to the same log,
   // and other records may name the simulator's address.
@@ -75,11 +77,24 @@ Scrape ScrapeOf(const PluginProcess& plugin) {
       port = log.substr(at + prefix.size(), end - at - prefix.size());
   }
   EXPECT_FALSE(port.empty()) << log;
-  sim_test::HttpClient client("http://127.0.0.1:" + port);
+  return "http://127.0.0.1:" + port;
+}
+
+sim_test::Reply Get(const PluginProcess& plugin, const std::string& path) {
+  sim_test::HttpClient client(MetricsBaseUrl(plugin));
   client.set_token(std::nullopt);
-  sim_test::Reply reply = client.get("/metrics");
+  return client.get(path);
+}
+}  // namespace
+
+Scrape ScrapeOf(const PluginProcess& plugin) {
+  sim_test::Reply reply = Get(plugin, "/metrics");
   EXPECT_EQ(reply.status, 200) << reply.body;
   return ParseScrape(reply.body);
+}
+
+sim_test::Reply HealthzOf(const PluginProcess& plugin) {
+  return Get(plugin, "/healthz");
 }
 
 }  // namespace oxide::testing
