@@ -187,6 +187,14 @@ void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint
     return;
   }
   std::optional<store::VolumeRow> before = store_->FindByDiskName(spec.disk_name);
+  if (StateOf(before) == VolumeRowState(VolumeState::kDeleting)) {
+    // A delete of this volume whose outcome could not be recorded yet (it is reconciled with
+    // Oxide shortly): its disk may be gone on purpose, so nothing is made again until then.
+    return tracker_.Finish(
+        spec.disk_name,
+        OperationResult(Aborted("operation DeleteVolume pending for volume " + before->volume_id +
+                                "; retry when it has finished")));
+  }
   // One lock per volume: its id, when known, is what DeleteVolume and the others hold.
   if (before && !HoldAlso(spec.disk_name, before->volume_id)) return;
   json args = {{"co_name", spec.co_name}, {"size", spec.size}, {"block_size", spec.block_size}};
@@ -255,6 +263,11 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) 
           if (never_made && create_error.ok()) {
             error = Unavailable("Oxide created disk " + spec.disk_name +
                                 " but it was gone right after; retry");
+          }
+          if (never_made && create_error.code() == StatusCode::kAlreadyExists) {
+            // Deleted in between (e.g. by another replica): not a clash with another volume.
+            error = Unavailable("Oxide reported disk " + spec.disk_name +
+                                " as existing, but it was gone right after; retry");
           }
           return Revert(job, error);
         }
@@ -380,7 +393,6 @@ void VolumeEngine::Publish(const std::string& volume_id, const std::string& node
   Observe(volume_id, [this, volume_id, node_id](StatusOr<Disk> disk,
                                                 std::optional<store::VolumeRow> observed) {
     if (!disk.ok()) return tracker_.Finish(volume_id, disk.status());
-    if (!HoldAlso(volume_id, disk->name)) return;
     if (Status refused = RefusalToAttach(*disk, node_id); !refused.ok()) {
       return tracker_.Finish(volume_id, refused);
     }
@@ -458,7 +470,6 @@ void VolumeEngine::Unpublish(const std::string& volume_id, const std::string& no
       if (disk.status().code() == StatusCode::kNotFound) return tracker_.Finish(volume_id, Disk{});
       return tracker_.Finish(volume_id, disk.status());
     }
-    if (!HoldAlso(volume_id, disk->name)) return;
     std::string holder = node_id.empty() ? disk->state.instance : node_id;
     switch (DetachStepFor(*disk, holder)) {
       case DetachStep::kNothingToDo:
@@ -587,6 +598,8 @@ void VolumeEngine::Observe(
   oxide_->GetDisk(
       volume_id, [this, alive = alive_, volume_id, then = std::move(then)](StatusOr<Disk> disk) {
         if (!*alive) return;
+        // The disk's name is the volume's other lock key: held before its row is touched.
+        if (disk.ok() && !HoldAlso(volume_id, disk->name)) return;
         std::optional<store::VolumeRow> known = store_->FindByVolumeId(volume_id);
         if (!disk.ok()) {
           if (disk.status().code() == StatusCode::kNotFound) {

@@ -127,7 +127,8 @@ class VolumeEngine {
                 std::function<bool(const backend::Disk&)> settled,
                 backend::Done<backend::Disk> done);
   // Looks the volume up in Oxide and records what it sees (for volumes this replica never saw,
-  // and rows left in a transitional state).
+  // and rows left in a transitional state), once it holds the disk's name as well as the volume
+  // id (else the call is answered ABORTED and `then` is not called).
   void Observe(const std::string& volume_id,
                std::function<void(StatusOr<backend::Disk>, std::optional<store::VolumeRow>)> then);
 

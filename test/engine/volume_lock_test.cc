@@ -9,6 +9,7 @@
 
 #include "engine/disk_naming.h"
 #include "engine_fixture.h"
+#include "support/faulty_vfs.h"
 
 namespace engine_test {
 namespace {
@@ -48,13 +49,14 @@ TEST_F(VolumeLockTest, ACreateRetryAndADeleteOfOneVolumeNeverBringTheDiskBack) {
       const bool create_first = first == First::kCreate;
       const int acted_before =
           create_first ? CountRequests("GET", "disk_view") : CountRequests("DELETE", "disk_delete");
+      const uint64_t commits_before = commit_->stats().commits;
       create_first ? start_create() : start_delete();
       auto& first_answer = create_first ? created : deleted;
       switch (step) {
         case Step::kAdmitted:
           break;
         case Step::kJournaled:
-          ASSERT_TRUE(RunUntil([&] { return commit_->batches_in_flight() == 0; }));
+          ASSERT_TRUE(RunUntil([&] { return commit_->stats().commits > commits_before; }));
           break;
         case Step::kOxideActed:
           ASSERT_TRUE(RunUntil([&] {
@@ -95,6 +97,35 @@ TEST_F(VolumeLockTest, ACreateRetryAndADeleteOfOneVolumeNeverBringTheDiskBack) {
       EXPECT_EQ(PendingEntries(), 0);
     }
   }
+}
+
+// A delete whose outcome could not be recorded (the disk was full) is reconciled a moment later;
+// a late CreateVolume retry in between must not take the missing disk for a lost one.
+TEST_F(VolumeLockTest, ACreateRetryBeforeADeletesOutcomeIsRecordedDoesNotMakeTheDiskAgain) {
+  oxide::testing::FaultyVfs::Install();
+  vfs_ = oxide::testing::FaultyVfs::kName;
+  Restart();
+  CreateSpec spec = Spec("pvc-unrecorded-delete");
+  auto made = CreateNow(spec);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  SetFaults({{{"operation", "disk_delete"}, {"latency_ms", 300}}});
+  std::optional<OperationResult> deleted;
+  const uint64_t commits = commit_->stats().commits;
+  engine_->Delete(made->id, [&](const OperationResult& r) { deleted = r; });
+  ASSERT_TRUE(RunUntil([&] { return commit_->stats().commits > commits; }));  // intent durable
+  oxide::testing::FaultyVfs::FailWrites(true);  // then the disk is full
+  ASSERT_TRUE(RunUntil([&] { return deleted.has_value(); }));
+  oxide::testing::FaultyVfs::FailWrites(false);
+  EXPECT_EQ(deleted->status().code(), StatusCode::kUnavailable) << deleted->status().ToString();
+  EXPECT_EQ(GetDisk(made->name).status().code(), StatusCode::kNotFound) << "Oxide deleted it";
+
+  auto retried = CreateNow(spec);
+  EXPECT_EQ(retried.status().code(), StatusCode::kAborted) << retried.status().ToString();
+  ASSERT_TRUE(
+      RunUntil([&] { return PendingEntries() == 0 && engine_->tracker().in_flight() == 0; }));
+  EXPECT_EQ(GetDisk(made->name).status().code(), StatusCode::kNotFound) << "made again";
+  EXPECT_FALSE(store_->FindByDiskName(made->name).has_value());
+  EXPECT_EQ(CountRequests("POST", "disk_create"), 1);
 }
 
 }  // namespace
