@@ -244,17 +244,24 @@ DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
 
 def plugin_shutdown_grace(f):
     """Seconds of the plugin's shutdown grace: --shutdown-grace=DURATION or its older name
-    --shutdown-grace-seconds=N, whichever the plugin reads last (flags() keeps the last of each
-    name, so with both given the duration wins as the more specific); default 15. None when the
-    value is not one the plugin accepts."""
+    --shutdown-grace-seconds=N; the plugin takes whichever comes last, and flags() keeps only the
+    last of each name, so with both given the longer one counts (the checks compare it with an
+    upper bound); default 15. None when a value is not one the plugin accepts."""
     text = f.get("shutdown-grace")
-    if text is None:
-        seconds = f.get("shutdown-grace-seconds", 15)
-        return int(seconds) if str(seconds).isdigit() else None
-    m = re.fullmatch(r"(\d+)(ms|s|m|h)?", str(text))
-    if not m or (m.group(2) is None and m.group(1) != "0"):
-        return None
-    return int(m.group(1)) * DURATION_UNITS[m.group(2) or "s"]
+    seconds = f.get("shutdown-grace-seconds")
+    if text is None and seconds is None:
+        return 15
+    graces = []
+    if seconds is not None:
+        if not str(seconds).isdigit():
+            return None
+        graces.append(int(seconds))
+    if text is not None:
+        m = re.fullmatch(r"(\d+)(ms|s|m|h)?", str(text))
+        if not m or (m.group(2) is None and m.group(1) != "0"):
+            return None
+        graces.append(int(m.group(1)) * DURATION_UNITS[m.group(2) or "s"])
+    return max(graces)
 
 
 def flags(c):
