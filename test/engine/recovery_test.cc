@@ -195,5 +195,20 @@ TEST_F(RecoveryTest, OnlyTheNewestOfSeveralOpenEntriesOfAVolumeDecides) {
   EXPECT_EQ(store_->FindByVolumeId(disk->id)->state, "CREATED");
 }
 
+// One lock per volume at recovery too: a create's entry is keyed by the disk name, a delete's by
+// the volume id; the newer (the delete) decides and the older is closed as superseded.
+TEST_F(RecoveryTest, AnOlderEntryUnderTheVolumesOtherNameIsSuperseded) {
+  auto disk = CreateBlankDisk(DiskNameFor("pvc-r12"));
+  CrashedWith("create", disk->name, R"({"co_name":"pvc-r12"})", RowFor(*disk, "CREATED"));
+  CrashedWith("delete", disk->id, "{}", RowFor(*disk, "DELETING"));
+  Restart();
+  EXPECT_EQ(engine_->RecoverUnfinished(), 2u);
+  ASSERT_TRUE(Settle());
+  EXPECT_EQ(EntryState(1), "rolled_back") << "superseded, not completed as a create";
+  EXPECT_EQ(EntryState(2), "rolled_back") << "the disk is still there: the delete did not happen";
+  EXPECT_EQ(store_->FindByVolumeId(disk->id)->state, "CREATED");
+  EXPECT_EQ(PendingEntries(), 0);
+}
+
 }  // namespace
 }  // namespace engine_test
