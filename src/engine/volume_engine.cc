@@ -628,11 +628,13 @@ size_t VolumeEngine::RecoverUnfinished() {
     if (entry.kind.rfind("snapshot_", 0) != 0) entries.push_back(std::move(entry));
   }
   // Newest first: when a volume has several open entries, the newest one decides.
+  std::vector<int64_t> superseded;
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     const store::OperationRow& entry = *it;
     if (tracker_.Busy(entry.volume)) {
       // An older entry for the same volume: the newer one decides.
       store_->FinishOperation(entry.id, kRolledBack, "superseded by a later operation");
+      superseded.push_back(entry.id);
       continue;
     }
     tracker_.Admit(entry.volume, "recovery of " + entry.kind, "", [](const OperationResult&) {});
@@ -645,7 +647,17 @@ size_t VolumeEngine::RecoverUnfinished() {
       // A newer entry of the same volume, under its other key, decides.
       tracker_.Finish(entry.volume, Disk{});
       store_->FinishOperation(entry.id, kRolledBack, "superseded by a later operation");
+      superseded.push_back(entry.id);
     }
+  }
+  if (!superseded.empty()) {
+    // Closing them could not be recorded: still pending, each is reconciled on its own once the
+    // database takes writes again (never left open until the next start).
+    commit_->WhenDurable([this, alive = alive_, superseded](Status committed) {
+      if (!*alive || committed.ok()) return;
+      for (int64_t id : superseded)
+        ReconcileLater(id);
+    });
   }
   for (const store::OperationRow& entry : entries) {
     if (store_->FindUnfinishedOperation(entry.id)) {

@@ -4,6 +4,7 @@
 
 #include "engine/disk_naming.h"
 #include "engine_fixture.h"
+#include "support/faulty_vfs.h"
 
 namespace engine_test {
 namespace {
@@ -208,6 +209,30 @@ TEST_F(RecoveryTest, AnOlderEntryUnderTheVolumesOtherNameIsSuperseded) {
   EXPECT_EQ(EntryState(2), "rolled_back") << "the disk is still there: the delete did not happen";
   EXPECT_EQ(store_->FindByVolumeId(disk->id)->state, "CREATED");
   EXPECT_EQ(PendingEntries(), 0);
+}
+
+// Closing a superseded entry is a write like any other: when the disk is full at that moment, the
+// entry stays pending and is reconciled on its own once writes succeed, not at the next start.
+TEST_F(RecoveryTest, ASupersededEntryWhoseCloseIsNotRecordedIsReconciledLater) {
+  oxide::testing::FaultyVfs::Install();
+  vfs_ = oxide::testing::FaultyVfs::kName;
+  Restart();
+  std::string node = ControlInstance("node-1", "stopped");
+  auto disk = CreateBlankDisk(DiskNameFor("pvc-r13"));
+  CrashedWith("publish", disk->id, R"({"node":")" + node + R"("})", std::nullopt);
+  CrashedWith("unpublish", disk->id, R"({"node":")" + node + R"("})",
+              RowFor(*disk, "UNPUBLISHING", node));
+  Restart();
+  oxide::testing::FaultyVfs::FailWrites(true);
+  EXPECT_EQ(engine_->RecoverUnfinished(), 2u);
+  ASSERT_TRUE(RunUntil([&] { return commit_->stats().failed > 0; }));
+  oxide::testing::FaultyVfs::FailWrites(false);
+  ASSERT_TRUE(RunUntil([&] {
+    return PendingEntries() == 0 && engine_->tracker().in_flight() == 0;
+  })) << PendingEntries()
+      << " entries still pending";
+  EXPECT_EQ(EntryState(1), "rolled_back");
+  EXPECT_EQ(EntryState(2), "done");
 }
 
 }  // namespace
