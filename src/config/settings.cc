@@ -416,11 +416,25 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseInt("max-concurrent-formats", v, 1, 64, 10, &s.max_concurrent_formats);
        }},
-      {"max-volumes-per-node", nullptr, "N", "0 (auto)",
-       "node: volumes this node may hold (NodeGetInfo); 0 = 12 (Oxide's per-instance disk "
-       "limit) minus the NVMe disks present at start that the plugin does not manage",
+      {"volume-attach-limit", nullptr, "N", "0 (computed)",
+       "node: volumes this node may hold (NodeGetInfo), set outright; 0 = computed: 12 (Oxide's "
+       "per-instance disk limit, boot disk included) minus the NVMe disks present at start that "
+       "the plugin does not manage minus --reserved-volume-attachments",
        [](Settings& s, const std::string& v) {
-         return ParseInt("max-volumes-per-node", v, 0, 12, 10, &s.max_volumes_per_node);
+         return ParseInt("volume-attach-limit", v, 0, 12, 10, &s.volume_attach_limit);
+       }},
+      {"max-volumes-per-node", nullptr, "N", "0 (computed)",
+       "the older name of --volume-attach-limit",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("max-volumes-per-node", v, 0, 12, 10, &s.volume_attach_limit);
+       }},
+      {"reserved-volume-attachments", nullptr, "N", "0",
+       "node: attachments the computed limit leaves free for disks attached outside the plugin "
+       "later (the boot disk and disks present at start are already counted); not with "
+       "--volume-attach-limit",
+       [](Settings& s, const std::string& v) {
+         return ParseInt("reserved-volume-attachments", v, 0, 11, 10,
+                         &s.reserved_volume_attachments);
        }},
   };
   return options;
@@ -465,6 +479,11 @@ Status Finish(Settings& s, const Environment& env) {
       return InvalidArgument(
           "missing setting OXIDE_TOKEN or OXIDE_TOKEN_FILE: the Oxide API token");
     }
+  }
+  if (s.ServesNode() && s.volume_attach_limit > 0 && s.reserved_volume_attachments > 0) {
+    return Invalid("reserved-volume-attachments",
+                   "is subtracted from the computed limit, and --volume-attach-limit sets the "
+                   "limit outright; give only one of them");
   }
   if (s.ServesNode()) {
     // The kubernetes source's API server address (in-cluster config); checked here, used at

@@ -89,7 +89,11 @@ struct Settings {
   int kubernetes_timeout_seconds = 10;  // connect and whole-exchange limit per attempt
   std::string sysfs_root = "/sys";      // where block devices and their NVMe serials are read
   int device_wait_seconds = 60;         // how long NodeStageVolume waits for the device to appear
-  int max_volumes_per_node = 0;         // 0 = 12 minus the NVMe disks the plugin does not manage
+  // Node: NodeGetInfo's max_volumes_per_node. --volume-attach-limit sets it (0: computed);
+  // computed, it is 12 (Oxide's disks per instance, boot disk included) minus the NVMe disks the
+  // plugin does not manage minus --reserved-volume-attachments.
+  int volume_attach_limit = 0;
+  int reserved_volume_attachments = 0;
   int mkfs_timeout_seconds = 600;       // one mkfs run, killed with its process group on expiry
   int fsck_timeout_seconds = 600;       // fsck before a mount (a repair may take long)
   int command_timeout_seconds = 60;     // blkid, tune2fs, xfs_db

@@ -56,9 +56,18 @@ NodeService::NodeService(const Settings& settings, const std::string& node_id, E
 }
 
 int NodeService::MaxVolumesPerNode(const Settings& settings) {
-  if (settings.max_volumes_per_node > 0) return settings.max_volumes_per_node;
-  int unmanaged = node::CountUnmanagedNvmeDevices(settings.sysfs_root);
-  return std::max(1, kOxideDisksPerInstance - unmanaged);
+  if (settings.volume_attach_limit > 0) return settings.volume_attach_limit;
+  const int unmanaged = node::CountUnmanagedNvmeDevices(settings.sysfs_root);
+  const int computed = kOxideDisksPerInstance - unmanaged - settings.reserved_volume_attachments;
+  if (computed < 1) {
+    log::Warn("no attachment left for CSI volumes on this node; reporting 1",
+              {{"oxide_disks_per_instance", std::to_string(kOxideDisksPerInstance)},
+               {"disks_not_managed_by_the_plugin", std::to_string(unmanaged)},
+               {"reserved_volume_attachments",
+                std::to_string(settings.reserved_volume_attachments)}});
+    return 1;
+  }
+  return computed;
 }
 
 Status NodeService::Reconcile() {

@@ -32,9 +32,10 @@ class NodeService {
   NodeService(const NodeService&) = delete;
   NodeService& operator=(const NodeService&) = delete;
 
-  // Settings.max_volumes_per_node, or when 0: 12 (Oxide's disk limit per instance, boot disk
-  // included) minus the NVMe disks in sysfs that are not the plugin's; at least 1. Reads sysfs:
-  // call at start, before serving.
+  // Settings.volume_attach_limit, or when 0: 12 (Oxide's disk limit per instance, boot disk
+  // included) minus the NVMe disks in sysfs that are not the plugin's minus
+  // Settings.reserved_volume_attachments; at least 1 (with a warning). Reads sysfs: call at
+  // start, before serving.
   static int MaxVolumesPerNode(const Settings& settings);
 
   // Brings the rows in line with the mounts (see node_reconciler.h). At start, before serving.

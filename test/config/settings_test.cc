@@ -340,6 +340,37 @@ TEST(Settings, KubernetesSourceSettingsFromTheEnvironment) {
   EXPECT_EQ(HelpText().find("--kubernetes-credentials-dir"), std::string::npos);
 }
 
+TEST(Settings, AttachLimitIsSetOutrightOrReservedFromTheComputedOne) {
+  auto defaults = ParseCommandLine({kEp, "--mode=node"}, {});
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->settings.volume_attach_limit, 0);
+  EXPECT_EQ(defaults->settings.reserved_volume_attachments, 0);
+  auto limit = ParseCommandLine({kEp, "--mode=node", "--volume-attach-limit=5"}, {});
+  ASSERT_TRUE(limit.ok()) << limit.status().ToString();
+  EXPECT_EQ(limit->settings.volume_attach_limit, 5);
+  auto older = ParseCommandLine({kEp, "--mode=node", "--max-volumes-per-node=7"}, {});
+  ASSERT_TRUE(older.ok()) << older.status().ToString();
+  EXPECT_EQ(older->settings.volume_attach_limit, 7) << "the older name sets the same limit";
+  auto reserved = ParseCommandLine({kEp, "--mode=node", "--reserved-volume-attachments=2"}, {});
+  ASSERT_TRUE(reserved.ok()) << reserved.status().ToString();
+  EXPECT_EQ(reserved->settings.reserved_volume_attachments, 2);
+  auto both = ParseCommandLine(
+      {kEp, "--mode=node", "--volume-attach-limit=5", "--reserved-volume-attachments=2"}, {});
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(both.status().message().find("--reserved-volume-attachments"), std::string::npos)
+      << both.status().message();
+  EXPECT_NE(both.status().message().find("--volume-attach-limit"), std::string::npos);
+  for (const char* bad : {"--volume-attach-limit=13", "--volume-attach-limit=-1",
+                          "--reserved-volume-attachments=12", "--reserved-volume-attachments=x"}) {
+    auto refused = ParseCommandLine({kEp, "--mode=node", bad}, {});
+    ASSERT_FALSE(refused.ok()) << bad;
+    const std::string flag = std::string(bad).substr(0, std::string(bad).find('='));
+    EXPECT_NE(refused.status().message().find(flag), std::string::npos)
+        << refused.status().message();
+  }
+}
+
 TEST(Settings, WaitForProviderIdFromTheFlagOrTheEnvironment) {
   auto defaults = ParseCommandLine({kEp, "--mode=node"}, {});
   ASSERT_TRUE(defaults.ok());

@@ -318,5 +318,33 @@ TEST_F(NodeTest, MaxVolumesSubtractsTheDisksThePluginDoesNotManage) {
   EXPECT_EQ(info.max_volumes_per_node(), 10);
 }
 
+// The operator's settings: attachments reserved for disks attached outside the plugin later are
+// subtracted from the computed limit; --volume-attach-limit sets it outright.
+TEST_F(NodeTest, AttachLimitFlagsReserveFromOrReplaceTheComputedLimit) {
+  StopPlugin();
+  for (auto [controller, serial] : std::vector<std::pair<std::string, std::string>>{
+           {"nvme0", "boot"}, {"nvme1", "scratch-disk"}}) {
+    fs::create_directories(sysfs() + "/class/nvme/" + controller);
+    WriteFile(sysfs() + "/class/nvme/" + controller + "/serial", serial + "\n");
+  }
+  const std::vector<std::string> base = setup_->args;
+  setup_->args.push_back("--reserved-volume-attachments=3");
+  StartPlugin();
+  {
+    grpc::ClientContext context;
+    csi::v1::NodeGetInfoResponse info;
+    ASSERT_TRUE(stub().NodeGetInfo(&context, {}, &info).ok());
+    EXPECT_EQ(info.max_volumes_per_node(), 12 - 2 - 3);
+  }
+  StopPlugin();
+  setup_->args = base;
+  setup_->args.push_back("--volume-attach-limit=4");
+  StartPlugin();
+  grpc::ClientContext context;
+  csi::v1::NodeGetInfoResponse info;
+  ASSERT_TRUE(stub().NodeGetInfo(&context, {}, &info).ok());
+  EXPECT_EQ(info.max_volumes_per_node(), 4) << "set outright, whatever the disks present";
+}
+
 }  // namespace
 }  // namespace oxide::testing
