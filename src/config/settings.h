@@ -94,10 +94,10 @@ struct Settings {
   // plugin does not manage minus --reserved-volume-attachments.
   int volume_attach_limit = 0;
   int reserved_volume_attachments = 0;
-  int mkfs_timeout_seconds = 600;       // one mkfs run, killed with its process group on expiry
-  int fsck_timeout_seconds = 600;       // fsck before a mount (a repair may take long)
-  int command_timeout_seconds = 60;     // blkid, tune2fs, xfs_db
-  int max_concurrent_formats = 2;       // mkfs runs at once; more wait their turn
+  int mkfs_timeout_seconds = 600;    // one mkfs run, killed with its process group on expiry
+  int fsck_timeout_seconds = 600;    // fsck before a mount (a repair may take long)
+  int command_timeout_seconds = 60;  // blkid, tune2fs, xfs_db
+  int max_concurrent_formats = 2;    // mkfs runs at once; more wait their turn
 
   bool ServesController() const { return mode != Mode::kNode; }
   bool ServesNode() const { return mode != Mode::kController; }

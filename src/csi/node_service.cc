@@ -60,11 +60,11 @@ int NodeService::MaxVolumesPerNode(const Settings& settings) {
   const int unmanaged = node::CountUnmanagedNvmeDevices(settings.sysfs_root);
   const int computed = kOxideDisksPerInstance - unmanaged - settings.reserved_volume_attachments;
   if (computed < 1) {
-    log::Warn("no attachment left for CSI volumes on this node; reporting 1",
-              {{"oxide_disks_per_instance", std::to_string(kOxideDisksPerInstance)},
-               {"disks_not_managed_by_the_plugin", std::to_string(unmanaged)},
-               {"reserved_volume_attachments",
-                std::to_string(settings.reserved_volume_attachments)}});
+    log::Warn(
+        "no attachment left for CSI volumes on this node; reporting 1",
+        {{"oxide_disks_per_instance", std::to_string(kOxideDisksPerInstance)},
+         {"disks_not_managed_by_the_plugin", std::to_string(unmanaged)},
+         {"reserved_volume_attachments", std::to_string(settings.reserved_volume_attachments)}});
     return 1;
   }
   return computed;
