@@ -106,29 +106,30 @@ void OxideCredentialsCheck::OutageStarted() {
 
 void OxideCredentialsCheck::OutagePassedGrace() {
   outage_reported_ = true;
+  Publish();
   log::Error("cannot reach the Oxide API",
              {{"since", Rfc3339Utc(outage_since_wall_ms_)}, {"grace", Seconds(grace_)}});
-  Publish();
 }
 
 void OxideCredentialsCheck::OutageEnded() {
   // Info when the outage was reported (the gauges said so), debug for a blip inside the grace.
   const bool reported = outage_reported_;
-  const log::Level level = reported ? log::Level::kInfo : log::Level::kDebug;
-  if (log::Enabled(level))
-    log::Write(level, "Oxide answers again", {{"since", Rfc3339Utc(outage_since_wall_ms_)}});
   outage_since_.reset();
   outage_reported_ = false;
   if (grace_timer_ != 0) clock_->CancelTimer(grace_timer_);
   grace_timer_ = 0;
   if (reported) Publish();
+  const log::Level level = reported ? log::Level::kInfo : log::Level::kDebug;
+  if (log::Enabled(level))
+    log::Write(level, "Oxide answers again", {{"since", Rfc3339Utc(outage_since_wall_ms_)}});
 }
 
 void OxideCredentialsCheck::Rejected(const std::string& why) {
   const bool changed = token_ != TokenState::kRejected;
-  if (changed) log::Error(kRejected, {{"error", why}});
   token_ = TokenState::kRejected;
-  if (changed) Publish();
+  if (!changed) return;
+  Publish();  // the gauges first: whoever reads the record sees them
+  log::Error(kRejected, {{"error", why}});
 }
 
 bool OxideCredentialsCheck::NeedsRecheck() const {
@@ -173,18 +174,21 @@ void OxideCredentialsCheck::CheckProject(bool recovering) {
   oxide_->GetProject(
       oxide_->project(), [this, alive = alive_, recovering](StatusOr<backend::Project> project) {
         if (!*alive) return;
+        // The gauges change before the log says so: whoever reads the record sees them.
         if (project.ok() || project.status().code() != StatusCode::kFailedPrecondition) {
-          if (recovering) log::Info("Oxide accepts the API token and the project again");
           project_ = Status::Ok();
+          Publish();
+          if (recovering) log::Info("Oxide accepts the API token and the project again");
           if (!project.ok()) {
             log::Warn("cannot check the Oxide project", {{"error", project.status().message()}});
           }
         } else {
-          if (project_.ok())
-            log::Error("the Oxide project is missing", {{"error", project.status().message()}});
+          const bool was_found = project_.ok();
           project_ = project.status();
+          Publish();
+          if (was_found)
+            log::Error("the Oxide project is missing", {{"error", project.status().message()}});
         }
-        Publish();
         Checked();
       });
 }
