@@ -67,17 +67,20 @@ void ControllerService::CreateVolume(const rpc::CallInfo&,
     // With no capacity_range a restored or cloned volume is exactly as big as its source.
     if (!request.has_capacity_range()) spec.size = 0;
     return CreateFromSource(spec, request.volume_content_source(), RequestFingerprint(request),
-                            shared);
+                            params.encrypted, shared);
   }
-  engine_->Create(spec, RequestFingerprint(request), VolumeAnswer(shared, std::nullopt));
+  engine_->Create(spec, RequestFingerprint(request),
+                  VolumeAnswer(shared, std::nullopt, params.encrypted));
 }
 
 engine::OperationWaiter ControllerService::VolumeAnswer(
-    SharedCreateReply reply, std::optional<csi::v1::VolumeContentSource> source) {
-  return [this, reply, source](const engine::OperationResult& result) {
+    SharedCreateReply reply, std::optional<csi::v1::VolumeContentSource> source, bool encrypted) {
+  return [this, reply, source, encrypted](const engine::OperationResult& result) {
     if (!result.ok()) return reply->Fail(result.status());
     csi::v1::CreateVolumeResponse response;
     FillVolume(*result, response.mutable_volume());
+    if (encrypted)
+      (*response.mutable_volume()->mutable_volume_context())[kEncryptedParameter] = "true";
     if (source) *response.mutable_volume()->mutable_content_source() = *source;
     reply->Ok(std::move(response));
   };

@@ -31,9 +31,10 @@ Status FitSource(engine::CreateSpec* spec, uint64_t source_size, const std::stri
 
 void ControllerService::CreateFromSource(engine::CreateSpec spec,
                                          const csi::v1::VolumeContentSource& source,
-                                         const std::string& fingerprint, SharedCreateReply reply) {
+                                         const std::string& fingerprint, bool encrypted,
+                                         SharedCreateReply reply) {
   spec.block_size_requested = false;  // a restored or cloned disk has its source's block size
-  engine::OperationWaiter answer = VolumeAnswer(reply, source);
+  engine::OperationWaiter answer = VolumeAnswer(reply, source, encrypted);
   if (source.has_snapshot()) {
     const std::string id = source.snapshot().snapshot_id();
     if (id.empty())

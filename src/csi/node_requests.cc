@@ -2,7 +2,9 @@
 
 #include "csi/csi_context_keys.h"
 #include "node/device_finder.h"
+#include "node/encrypted_volume.h"
 #include "node/formatter.h"
+#include "node/luks.h"
 
 namespace oxide::csi_adapter {
 
@@ -89,6 +91,34 @@ StatusOr<std::optional<uint64_t>> PublishedDiskBytes(
                            text.substr(0, 40) + "\" is not a size in bytes (a positive decimal)");
   }
   return std::optional<uint64_t>(bytes);
+}
+
+StatusOr<Encryption> EncryptionOf(
+    const google::protobuf::Map<std::string, std::string>& volume_context,
+    const google::protobuf::Map<std::string, std::string>& secrets) {
+  Encryption encryption;
+  auto it = volume_context.find(node::kEncryptedParameter);
+  if (it == volume_context.end() || it->second == "false") return encryption;
+  if (it->second != "true") {
+    return InvalidArgument(std::string("volume_context ") + node::kEncryptedParameter + " \"" +
+                           it->second.substr(0, 40) + "\" is neither \"true\" nor \"false\"");
+  }
+  encryption.encrypted = true;
+  auto secret = secrets.find(node::kPassphraseSecretKey);
+  if (secret == secrets.end()) {
+    return InvalidArgument(
+        std::string("the volume is encrypted, but the NodeStage secrets hold no key \"") +
+        node::kPassphraseSecretKey +
+        "\": name a Secret with that key in the StorageClass parameters "
+        "csi.storage.k8s.io/node-stage-secret-name and "
+        "csi.storage.k8s.io/node-stage-secret-namespace");
+  }
+  if (Status usable = node::CheckPassphrase(secret->second, node::kPassphraseSecretKey);
+      !usable.ok()) {
+    return usable;
+  }
+  encryption.passphrase = secret->second;
+  return encryption;
 }
 
 }  // namespace oxide::csi_adapter

@@ -40,4 +40,16 @@ StatusOr<std::string> ExpectedSerial(
 StatusOr<std::optional<uint64_t>> PublishedDiskBytes(
     const google::protobuf::Map<std::string, std::string>& publish_context);
 
+// Whether a volume is encrypted (volume_context "encrypted": "true"; absent or "false": not),
+// and then its passphrase, from the NodeStage secret "encryptionPassphrase". INVALID_ARGUMENT
+// for another value, or an encrypted volume without a usable passphrase (naming the secret key,
+// never its value).
+struct Encryption {
+  bool encrypted = false;
+  std::string passphrase;
+};
+StatusOr<Encryption> EncryptionOf(
+    const google::protobuf::Map<std::string, std::string>& volume_context,
+    const google::protobuf::Map<std::string, std::string>& secrets);
+
 }  // namespace oxide::csi_adapter

@@ -72,7 +72,7 @@ int NodeService::MaxVolumesPerNode(const Settings& settings) {
 
 Status NodeService::Reconcile() {
   if (!store_.load_status().ok()) return store_.load_status();
-  auto counts = engine::ReconcileNodeVolumes(store_, settings_.sysfs_root);
+  auto counts = engine::ReconcileNodeVolumes(store_, os_);
   if (!counts.ok()) return counts.status();
   commit_->Flush();  // start-up: nothing is served yet, so blocking here delays no call
   if (Status health = db_->Health(); !health.ok()) return health;
@@ -112,7 +112,9 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
                  .staging_path = request.staging_target_path(),
                  .serial = checked->serial,
                  .access = AccessOf(checked->capability),
-                 .disk_bytes = checked->disk_bytes},
+                 .disk_bytes = checked->disk_bytes,
+                 .encrypted = checked->encryption.encrypted,
+                 .passphrase = std::move(checked->encryption.passphrase)},
                 AnswerWith(std::move(reply)));
 }
 

@@ -167,16 +167,18 @@ StatusOr<NodeStageChecks> CheckNodeStageVolume(const csi::v1::NodeStageVolumeReq
   auto capability = ParseCapability(request.has_volume_capability(), request.volume_capability());
   auto serial = ExpectedSerial(request.publish_context(), request.volume_context());
   auto disk_bytes = PublishedDiskBytes(request.publish_context());
+  auto encryption = EncryptionOf(request.volume_context(), request.secrets());
   if (Status checked =
           First({Required(request.volume_id(), "volume_id"),
                  node::CheckVolumePath("staging_target_path", request.staging_target_path()),
-                 capability.status(), serial.status(), disk_bytes.status()});
+                 capability.status(), serial.status(), disk_bytes.status(), encryption.status()});
       !checked.ok()) {
     return checked;
   }
   return NodeStageChecks{.capability = std::move(*capability),
                          .serial = std::move(*serial),
-                         .disk_bytes = *disk_bytes};
+                         .disk_bytes = *disk_bytes,
+                         .encryption = std::move(*encryption)};
 }
 
 Status CheckNodeUnstageVolume(const csi::v1::NodeUnstageVolumeRequest& request) {

@@ -45,6 +45,7 @@ struct NodeStageChecks {
   CapabilitySpec capability;
   std::string serial;                  // the NVMe serial the volume's disk shows
   std::optional<uint64_t> disk_bytes;  // the disk's size as published, when the controller said
+  Encryption encryption;
 };
 StatusOr<NodeStageChecks> CheckNodeStageVolume(const csi::v1::NodeStageVolumeRequest& request);
 Status CheckNodeUnstageVolume(const csi::v1::NodeUnstageVolumeRequest& request);

@@ -102,13 +102,21 @@ StatusOr<VolumeParameters> ParseParameters(
       }
       parsed.block_size = std::stoull(value);
       parsed.block_size_given = true;
+    } else if (key == kEncryptedParameter) {
+      if (value != "true" && value != "false") {
+        return InvalidArgument("parameter encrypted=\"" + value +
+                               "\" is not valid; use \"true\" (LUKS2 on the node, under the "
+                               "passphrase of the NodeStage secret) or \"false\"");
+      }
+      parsed.encrypted = value == "true";
     } else if (key.rfind(kProvisionerParameterPrefix, 0) == 0) {
       if (key == "csi.storage.k8s.io/pvc/name") parsed.pvc_name = value;
       if (key == "csi.storage.k8s.io/pvc/namespace") parsed.pvc_namespace = value;
     } else {
       return InvalidArgument("parameter \"" + key +
                              "\" is not known; the accepted parameters are blockSize "
-                             "(512|2048|4096) and the provisioner's csi.storage.k8s.io/* keys");
+                             "(512|2048|4096), encrypted (true|false) and the provisioner's "
+                             "csi.storage.k8s.io/* keys");
     }
   }
   return parsed;

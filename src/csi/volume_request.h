@@ -15,6 +15,9 @@ inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 inline constexpr uint64_t kMinDiskBytes = kGiB;
 inline constexpr uint64_t kMaxDiskBytes = 1023 * kGiB;
 inline constexpr const char* kBlockSizeParameter = "blockSize";
+// "true": the node encrypts the volume (LUKS2) under the NodeStage secret's passphrase; carried
+// to the node in volume_context under the same key.
+inline constexpr const char* kEncryptedParameter = "encrypted";
 inline constexpr const char* kProvisionerParameterPrefix = "csi.storage.k8s.io/";
 
 // OK when every capability can be served: mount (ext4, xfs or unspecified) or block, and an
@@ -31,6 +34,7 @@ StatusOr<uint64_t> ChooseDiskSize(const csi::v1::CapacityRange& range, uint64_t 
 struct VolumeParameters {
   uint64_t block_size = 4096;
   bool block_size_given = false;
+  bool encrypted = false;
   std::string pvc_name, pvc_namespace;
 };
 StatusOr<VolumeParameters> ParseParameters(

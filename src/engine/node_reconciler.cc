@@ -89,19 +89,23 @@ std::optional<node::BlockDevice> StagedDevice(const StagingRow& row) {
   return device;
 }
 
-StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
-                                               const std::string& sysfs_root) {
+StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store, node::NodeOs& os) {
+  const std::vector<StagingRow> stagings = store.ListStagings();
+  std::vector<std::string> serials;
+  for (const StagingRow& row : stagings)
+    serials.push_back(row.serial);
+  os.CloseUnusedMappings(serials);
   auto mounts = node::ReadMountInfo();
   if (!mounts.ok()) return mounts.status();
   ReconcileCounts counts;
   std::map<std::string, StagingRow> staged;  // volume id → its (reconciled) staging row
 
-  for (StagingRow row : store.ListStagings()) {
+  for (StagingRow row : stagings) {
     // The device is the one that has the volume's serial now; the row's name and number are
     // what it was when staged, and after a reboot they can belong to another disk.
     std::optional<node::BlockDevice> device;
     if (!row.serial.empty()) {
-      StatusOr<node::BlockDevice> found = node::FindDeviceBySerial(sysfs_root, row.serial);
+      StatusOr<node::BlockDevice> found = os.FindVolumeDevice(row.serial);
       if (found.ok()) device = *found;
     }
     if (device && !row.device_name.empty() &&

@@ -3,15 +3,16 @@
 // by a crash is completed (the mount of the volume's disk exists) or rolled back (it does not); a
 // staged or published row whose mount or disk is gone is marked stale, so that the CO's retry
 // redoes the work; a row whose disk now has another device name or number (a reboot enumerates
-// disks anew) is corrected. Rows are compared by serial, never by device name. Runs once,
-// before the server starts, on the thread that will become the loop thread (nothing is served
-// yet, so its blocking reads delay no call).
+// disks anew) is corrected; encrypted mappings no row names are closed. Rows are compared by
+// serial, never by device name. Runs once, before the server starts, on the thread that will become
+// the loop thread (nothing is served yet, so its blocking reads delay no call).
 #pragma once
 
 #include <optional>
 #include <string>
 
 #include "node/device_finder.h"
+#include "node/node_os.h"
 #include "store/node_volume_store.h"
 #include "util/status.h"
 
@@ -29,7 +30,9 @@ struct ReconcileCounts {
   int corrected = 0;  // rows whose device name and number were re-derived from the serial
 };
 
-StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store,
-                                               const std::string& sysfs_root);
+// Devices are found through `os` (the volume's device: an encrypted volume's open mapping, none
+// when its disk is encrypted and not open). First closes the encrypted mappings no row names and
+// no mount uses: nothing is reopened by itself, and nothing is left open that nothing uses.
+StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store, node::NodeOs& os);
 
 }  // namespace oxide::engine

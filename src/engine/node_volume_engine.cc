@@ -154,8 +154,9 @@ void NodeVolumeEngine::Stage(const StageSpec& spec, Done done) {
   affinity_.Check("NodeVolumeEngine::Stage");
   done = Timed("stage", std::move(done));
   Run(spec.volume_id, "NodeStageVolume",
-      spec.staging_path + "\n" + spec.access.key + "\n" + spec.serial, std::move(done),
-      [this, &spec](Done finish) { StageAdmitted(spec, std::move(finish)); });
+      spec.staging_path + "\n" + spec.access.key + "\n" + spec.serial +
+          (spec.encrypted ? "\nencrypted" : ""),
+      std::move(done), [this, &spec](Done finish) { StageAdmitted(spec, std::move(finish)); });
 }
 
 void NodeVolumeEngine::StageAdmitted(const StageSpec& spec, Done finish) {
@@ -236,13 +237,16 @@ void NodeVolumeEngine::BeginStaging(const std::optional<StagingRow>& existing,
   log::Info("staging volume", {{"volume_id", row.volume_id},
                                {"serial", row.serial},
                                {"path", row.staging_path},
-                               {"access", row.block ? "block" : "mount " + row.fs_type}});
+                               {"access", row.block ? "block" : "mount " + row.fs_type},
+                               {"encrypted", spec.encrypted ? "yes" : "no"}});
   node::StageInputs inputs{.serial = spec.serial,
                            .staging_path = spec.staging_path,
                            .fs_type = access.fs_type,
                            .options = access.options,
                            .intent_uuid = row.format_uuid,
-                           .expected_bytes = spec.disk_bytes};
+                           .expected_bytes = spec.disk_bytes,
+                           .encrypted = spec.encrypted,
+                           .passphrase = spec.passphrase};
   waiter_->Wait(spec.serial,
                 [this, alive = alive_, row, inputs = std::move(inputs),
                  finish = std::move(finish)](StatusOr<node::BlockDevice> device) mutable {
@@ -269,9 +273,10 @@ void NodeVolumeEngine::StageWithDevice(StagingRow row, node::StageInputs inputs,
     row.device_name = device->name;
     row.device_number = device->Number();
   }
-  if (row.block) return MarkStaged(std::move(row), *device, "block", finish);
-  store_->PutStaging(row);  // the intent, durable before the device is touched
   node::BlockDevice found = *device;
+  if (row.block && !inputs.encrypted) return MarkStaged(std::move(row), found, "block", finish);
+  store_->PutStaging(row);  // the intent, durable before the device is touched
+  if (row.block) return OpenEncryptedBlock(std::move(row), found, std::move(inputs), finish);
   WhenDurable(finish, [this, row, found, inputs, finish] {
     RunBlocking(
         loop_, [os = os_, found, inputs] { return os->PlanStaging(found, inputs); },
@@ -283,6 +288,19 @@ void NodeVolumeEngine::StageWithDevice(StagingRow row, node::StageInputs inputs,
   });
 }
 
+void NodeVolumeEngine::OpenEncryptedBlock(StagingRow row, const node::BlockDevice& found,
+                                          node::StageInputs inputs, Done finish) {
+  WhenDurable(finish, [this, row, found, inputs, finish] {
+    RunBlocking(
+        loop_, [os = os_, found, inputs] { return os->OpenEncryptedBlock(found, inputs); },
+        [this, alive = alive_, row, finish](StatusOr<node::BlockDevice> mapping) {
+          if (!*alive) return;
+          if (!mapping.ok()) return FailStaging(row, mapping.status(), finish);
+          MarkStaged(row, *mapping, "encrypted block", finish);
+        });
+  });
+}
+
 void NodeVolumeEngine::StageByPlan(StagingRow row, const node::BlockDevice& found,
                                    node::StageInputs inputs, node::StagePlan plan, Done finish) {
   log::Info("staging plan", {{"volume_id", row.volume_id},
@@ -290,7 +308,8 @@ void NodeVolumeEngine::StageByPlan(StagingRow row, const node::BlockDevice& foun
                              {"plan", Formats(plan) ? "format" : "mount"},
                              {"because", plan.reason}});
   if (plan.action == node::StageAction::kAlreadyMounted) {
-    return MarkStaged(std::move(row), found, "already mounted", finish);
+    return MarkStaged(std::move(row), plan.volume_device.value_or(found), "already mounted",
+                      finish);
   }
   if (!Formats(plan)) return CarryOutPlan(std::move(row), found, inputs, plan, finish);
   const bool again = row.state == store::kFormatting;
@@ -325,11 +344,11 @@ void NodeVolumeEngine::CarryOutPlan(StagingRow row, const node::BlockDevice& fou
     const bool format = Formats(plan);
     RunBlocking(
         loop_, [os = os_, found, plan, inputs] { return os->CarryOutStaging(found, plan, inputs); },
-        [this, alive = alive_, row, found, format, finish](Status done) mutable {
+        [this, alive = alive_, row, format, finish](StatusOr<node::BlockDevice> mounted) mutable {
           if (!*alive) return;
           if (format) formats_.Leave();
-          if (!done.ok()) return FailStaging(std::move(row), done, finish);
-          MarkStaged(std::move(row), found, format ? "formatted" : "mounted", finish);
+          if (!mounted.ok()) return FailStaging(std::move(row), mounted.status(), finish);
+          MarkStaged(std::move(row), *mounted, format ? "formatted" : "mounted", finish);
         });
   };
   if (!Formats(plan)) return carry_out();

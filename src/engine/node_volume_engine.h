@@ -47,6 +47,9 @@ struct StageSpec {
   NodeAccess access;
   std::optional<uint64_t> disk_bytes;  // the disk's size as published; a device of another
                                        // size is never formatted
+  // An encrypted volume: its disk holds LUKS2, opened with `passphrase` (never logged).
+  bool encrypted = false;
+  std::string passphrase;
 };
 
 struct PublishSpec {
@@ -105,6 +108,9 @@ class NodeVolumeEngine {
                     Done finish);
   void StageWithDevice(store::StagingRow row, node::StageInputs inputs,
                        StatusOr<node::BlockDevice> device, Done finish);
+  // An encrypted block volume: its disk's mapping is opened (the disk encrypted first when blank).
+  void OpenEncryptedBlock(store::StagingRow row, const node::BlockDevice& found,
+                          node::StageInputs inputs, Done finish);
   void StageByPlan(store::StagingRow row, const node::BlockDevice& found, node::StageInputs inputs,
                    node::StagePlan plan, Done finish);
   void CarryOutPlan(store::StagingRow row, const node::BlockDevice& found,

@@ -92,10 +92,15 @@ std::string Seconds(std::chrono::milliseconds duration) {
   return text;
 }
 
-StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, int output_fd) {
+// `input_fd` < 0: stdin from /dev/null.
+StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, int input_fd, int output_fd) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (input_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, input_fd, STDIN_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
   posix_spawn_file_actions_adddup2(&actions, output_fd, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, output_fd, STDERR_FILENO);
   // Its own process group (to kill it with everything it started), no signal blocked or ignored
@@ -127,19 +132,52 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, int output_fd) {
   return pid;
 }
 
+// The read end of a pipe that holds `input` and whose write end is closed (the pipe's buffer,
+// 64 KiB, holds kMaxCommandInput: the write never blocks).
+StatusOr<int> InputPipe(const std::string& input) {
+  if (input.size() > kMaxCommandInput) {
+    return InvalidArgument("a command's input is limited to " + std::to_string(kMaxCommandInput) +
+                           " bytes");
+  }
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
+  size_t written = 0;
+  while (written < input.size()) {
+    ssize_t n = write(fds[1], input.data() + written, input.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      close(fds[0]);
+      close(fds[1]);
+      return Internal(std::string("writing a command's input: ") + std::strerror(error));
+    }
+    written += static_cast<size_t>(n);
+  }
+  close(fds[1]);
+  return fds[0];
+}
+
 }  // namespace
 
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
-                                   std::chrono::milliseconds timeout) {
+                                   std::chrono::milliseconds timeout, const std::string* input) {
   if (argv.empty()) return InvalidArgument("RunCommand: no program given");
   const auto deadline = Clock::now() + timeout;
+  int input_fd = -1;
+  if (input != nullptr) {
+    StatusOr<int> piped = InputPipe(*input);
+    if (!piped.ok()) return piped.status();
+    input_fd = *piped;
+  }
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    if (input_fd >= 0) close(input_fd);
     return Internal(std::string("pipe: ") + std::strerror(errno));
   }
   fcntl(pipe_fds[0], F_SETFL, fcntl(pipe_fds[0], F_GETFL) | O_NONBLOCK);
-  StatusOr<pid_t> spawned = Spawn(argv, pipe_fds[1]);
+  StatusOr<pid_t> spawned = Spawn(argv, input_fd, pipe_fds[1]);
   close(pipe_fds[1]);
+  if (input_fd >= 0) close(input_fd);
   if (!spawned.ok()) {
     close(pipe_fds[0]);
     return spawned.status();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "node/encrypted_volume.h"
 #include "node/volume_ops.h"
 
 namespace oxide::node {
@@ -18,12 +19,18 @@ StatusOr<BlockDevice> HostOs::FindDevice(const std::string& serial) {
   return FindDeviceBySerial(sysfs_root_, serial);
 }
 
+StatusOr<BlockDevice> HostOs::FindVolumeDevice(const std::string& serial) {
+  StatusOr<BlockDevice> disk = FindDeviceBySerial(sysfs_root_, serial);
+  if (!disk.ok()) return disk;
+  return VolumeDeviceOf(disk, serial, limits_);
+}
+
 StatusOr<StagePlan> HostOs::PlanStaging(const BlockDevice& device, const StageInputs& inputs) {
   return node::PlanStaging(device, inputs, limits_);
 }
 
-Status HostOs::CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
-                               const StageInputs& inputs) {
+StatusOr<BlockDevice> HostOs::CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
+                                              const StageInputs& inputs) {
   // The plan was made on this device some time ago (a commit, maybe a wait for a format slot):
   // it must still be the disk with the serial before mkfs or mount touch it.
   StatusOr<BlockDevice> now = FindDeviceBySerial(sysfs_root_, inputs.serial);
@@ -34,9 +41,22 @@ Status HostOs::CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
   return node::CarryOutStaging(device, plan, inputs, limits_);
 }
 
+StatusOr<BlockDevice> HostOs::OpenEncryptedBlock(const BlockDevice& device,
+                                                 const StageInputs& inputs) {
+  StatusOr<EncryptedDisk> disk =
+      OpenEncryptedDisk(device, inputs.serial, inputs.passphrase, false, limits_);
+  if (!disk.ok()) return disk.status();
+  if (disk->mapper) return *disk->mapper;
+  return EncryptBlankDisk(device, inputs.serial, inputs.passphrase, false, limits_);
+}
+
+void HostOs::CloseUnusedMappings(const std::vector<std::string>& keep_serials) {
+  node::CloseUnusedMappings(keep_serials, limits_);
+}
+
 StatusOr<BlockDevice> HostOs::VerifyStaged(const std::string& serial, bool block,
                                            const std::string& staging_path) {
-  StatusOr<BlockDevice> device = FindDeviceBySerial(sysfs_root_, serial);
+  StatusOr<BlockDevice> device = FindVolumeDevice(serial);
   if (!device.ok() || block) return device;
   auto mounts = ReadMountInfo();
   if (!mounts.ok()) return mounts.status();
@@ -71,8 +91,9 @@ StatusOr<BlockDevice> HostOs::PublishVolume(const std::string& serial, bool bloc
 Status HostOs::UnmountVolumePath(const std::string& serial,
                                  const std::optional<BlockDevice>& recorded, bool block,
                                  const std::string& path, bool staging) {
-  StatusOr<BlockDevice> found = serial.empty() ? StatusOr<BlockDevice>(NotFound("no serial"))
-                                               : FindDeviceBySerial(sysfs_root_, serial);
+  StatusOr<BlockDevice> found =
+      serial.empty() ? StatusOr<BlockDevice>(NotFound("no serial"))
+                     : VolumeDeviceOf(FindDeviceBySerial(sysfs_root_, serial), serial, limits_);
   const BlockDevice* device = found.ok() ? &*found : recorded ? &*recorded : nullptr;
   if (staging) {
     auto mounts = ReadMountInfo();
@@ -102,23 +123,30 @@ Status HostOs::UnmountVolumePath(const std::string& serial,
   // detach and attach while mounted): still our mount at our path.
   if (!unmounted.ok() && unmounted.code() == StatusCode::kFailedPrecondition && found.ok() &&
       recorded && recorded->Number() != found->Number()) {
-    return UnmountAndRemove(&*recorded, block, path, true);
+    unmounted = UnmountAndRemove(&*recorded, block, path, true);
   }
-  return unmounted;
+  if (!unmounted.ok() || !staging || serial.empty()) return unmounted;
+  // The volume's last use on this node has ended: an encrypted volume's mapping is closed.
+  return CloseVolumeMapping(serial, limits_);
 }
 
 VolumeMeasurement HostOs::MeasureVolume(const std::string& serial, bool block,
                                         const std::string& path, bool expect_mount,
                                         bool expect_readonly) {
   VolumeMeasurement measured;
-  StatusOr<BlockDevice> device = FindDeviceBySerial(sysfs_root_, serial);
-  if (!device.ok()) {
-    measured.problem =
-        "the volume's disk has vanished from this node: " + device.status().message();
+  StatusOr<BlockDevice> disk = FindDeviceBySerial(sysfs_root_, serial);
+  if (!disk.ok()) {
+    measured.problem = "the volume's disk has vanished from this node: " + disk.status().message();
     return measured;
   }
-  measured.problem =
-      VolumeProblem(sysfs_root_, *device, block, path, expect_mount, expect_readonly);
+  StatusOr<BlockDevice> device = VolumeDeviceOf(disk, serial, limits_);
+  if (!device.ok()) {
+    measured.problem = device.status().message();
+    return measured;
+  }
+  const bool present =
+      IsMapping(*device) ? MappingStillPresent(*device) : DeviceStillPresent(sysfs_root_, *device);
+  measured.problem = VolumeProblem(present, *device, block, path, expect_mount, expect_readonly);
   if (block) {
     StatusOr<int64_t> bytes = BlockDeviceBytes(device->node);
     if (bytes.ok()) measured.block_bytes = *bytes;

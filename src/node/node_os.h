@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "node/command_runner.h"
 #include "node/device_finder.h"
@@ -32,10 +33,23 @@ class NodeOs {
 
   // See FindDeviceBySerial: NOT_FOUND while the device has not appeared.
   virtual StatusOr<BlockDevice> FindDevice(const std::string& serial) = 0;
+  // The device that holds the volume now: the disk found by serial, or the open mapping on it of
+  // an encrypted volume (FAILED_PRECONDITION when the disk is encrypted and not open).
+  virtual StatusOr<BlockDevice> FindVolumeDevice(const std::string& serial) = 0;
   // See PlanStaging and CarryOutStaging (node/stage_plan.h).
   virtual StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs) = 0;
-  virtual Status CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
-                                 const StageInputs& inputs) = 0;
+  // Returns the device now mounted at the staging path (an encrypted volume's mapping).
+  virtual StatusOr<BlockDevice> CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
+                                                const StageInputs& inputs) = 0;
+  // Stages an encrypted block volume on `device`, its disk: opens the disk's LUKS mapping with
+  // inputs.passphrase, first encrypting the disk when it is blank. Returns the mapping.
+  virtual StatusOr<BlockDevice> OpenEncryptedBlock(const BlockDevice& device,
+                                                   const StageInputs& inputs) = 0;
+  // Start-up: closes this plugin's encrypted mappings that no mount uses and no staging row
+  // (`keep_serials`) names.
+  virtual void CloseUnusedMappings(const std::vector<std::string>& keep_serials) = 0;
+  // The volume devices below are the disk found by `serial`, or for an encrypted volume the open
+  // mapping on that disk (node/encrypted_volume.h); unstaging closes the mapping.
   // A staged volume as it is now: its device by `serial`, and for a mount volume the mount of
   // that device at `staging_path`. FAILED_PRECONDITION naming what is there instead (or NOT_FOUND
   // when no device has the serial): the staging row is stale.
@@ -68,9 +82,13 @@ class HostOs final : public NodeOs {
       : sysfs_root_(std::move(sysfs_root)), limits_(limits) {}
 
   StatusOr<BlockDevice> FindDevice(const std::string& serial) override;
+  StatusOr<BlockDevice> FindVolumeDevice(const std::string& serial) override;
   StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs) override;
-  Status CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
-                         const StageInputs& inputs) override;
+  StatusOr<BlockDevice> CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
+                                        const StageInputs& inputs) override;
+  StatusOr<BlockDevice> OpenEncryptedBlock(const BlockDevice& device,
+                                           const StageInputs& inputs) override;
+  void CloseUnusedMappings(const std::vector<std::string>& keep_serials) override;
   StatusOr<BlockDevice> VerifyStaged(const std::string& serial, bool block,
                                      const std::string& staging_path) override;
   StatusOr<BlockDevice> PublishVolume(const std::string& serial, bool block,

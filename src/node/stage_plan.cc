@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "node/encrypted_volume.h"
 #include "node/filesystem_history.h"
 #include "node/filesystem_probe.h"
 #include "node/formatter.h"
@@ -26,7 +27,11 @@ Status CheckSize(const BlockDevice& device, const StageInputs& inputs) {
 }
 
 StagePlan Plan(StageAction action, std::string reason) {
-  return StagePlan{.action = action, .reason = std::move(reason), .uuid = ""};
+  return StagePlan{.action = action,
+                   .reason = std::move(reason),
+                   .uuid = "",
+                   .encrypt = false,
+                   .volume_device = std::nullopt};
 }
 
 StatusOr<StagePlan> Format(const BlockDevice& device, const StageInputs& inputs, StageAction action,
@@ -34,7 +39,9 @@ StatusOr<StagePlan> Format(const BlockDevice& device, const StageInputs& inputs,
   if (Status size = CheckSize(device, inputs); !size.ok()) return size;
   return StagePlan{.action = action,
                    .reason = std::move(reason),
-                   .uuid = inputs.intent_uuid.empty() ? NewFilesystemUuid() : inputs.intent_uuid};
+                   .uuid = inputs.intent_uuid.empty() ? NewFilesystemUuid() : inputs.intent_uuid,
+                   .encrypt = false,
+                   .volume_device = std::nullopt};
 }
 
 // Under a format intent, a `fs_type` filesystem carrying the intent's UUID: our mkfs wrote it.
@@ -68,10 +75,37 @@ Status EnsureDirectory(const std::string& path) {
   return Status::Ok();
 }
 
-}  // namespace
+StatusOr<StagePlan> PlanOnDevice(const BlockDevice& device, const StageInputs& inputs,
+                                 const CommandLimits& limits);
 
-StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs,
-                                const CommandLimits& limits) {
+// The disk of an encrypted volume: a blank one is to be encrypted and formatted; one with a LUKS
+// header is opened, and its mapping planned like a plain disk (it may hold our filesystem, or,
+// after a crash between luksFormat and mkfs, only what decrypting zeros gives under our intent).
+StatusOr<StagePlan> PlanEncrypted(const BlockDevice& disk, const StageInputs& inputs,
+                                  const CommandLimits& limits) {
+  const bool intent = !inputs.intent_uuid.empty();
+  StatusOr<EncryptedDisk> encrypted =
+      OpenEncryptedDisk(disk, inputs.serial, inputs.passphrase, intent, limits);
+  if (!encrypted.ok()) return encrypted.status();
+  if (encrypted->blank) {
+    StatusOr<StagePlan> plan =
+        Format(disk, inputs, intent ? StageAction::kReformat : StageAction::kFormat,
+               encrypted->reason + ": encrypted, then formatted");
+    if (plan.ok()) plan->encrypt = true;
+    return plan;
+  }
+  StageInputs on_mapping = inputs;
+  on_mapping.encrypted = false;
+  on_mapping.expected_bytes.reset();  // the mapping is the disk less its LUKS header
+  StatusOr<StagePlan> plan = PlanOnDevice(*encrypted->mapper, on_mapping, limits);
+  if (!plan.ok()) return plan;
+  plan->reason = "encrypted (" + encrypted->reason + "); " + plan->reason;
+  plan->volume_device = *encrypted->mapper;
+  return plan;
+}
+
+StatusOr<StagePlan> PlanOnDevice(const BlockDevice& device, const StageInputs& inputs,
+                                 const CommandLimits& limits) {
   auto mounts = ReadMountInfo();
   if (!mounts.ok()) return mounts.status();
   if (auto entry = FindMount(*mounts, inputs.staging_path)) {
@@ -116,19 +150,38 @@ StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& in
                             "); refusing to format it");
 }
 
-Status CarryOutStaging(const BlockDevice& device, const StagePlan& plan, const StageInputs& inputs,
-                       const CommandLimits& limits) {
-  if (plan.action == StageAction::kAlreadyMounted) return Status::Ok();
+}  // namespace
+
+StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs,
+                                const CommandLimits& limits) {
+  if (inputs.encrypted) return PlanEncrypted(device, inputs, limits);
+  return PlanOnDevice(device, inputs, limits);
+}
+
+StatusOr<BlockDevice> CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
+                                      const StageInputs& inputs, const CommandLimits& limits) {
+  BlockDevice target = plan.volume_device.value_or(device);
+  if (plan.action == StageAction::kAlreadyMounted) return target;
+  if (plan.encrypt) {
+    StatusOr<BlockDevice> mapping = EncryptBlankDisk(device, inputs.serial, inputs.passphrase,
+                                                     !inputs.intent_uuid.empty(), limits);
+    if (!mapping.ok()) return mapping.status();
+    target = *mapping;
+  }
   if (plan.action == StageAction::kFormat || plan.action == StageAction::kReformat) {
-    Status made = MakeFilesystem(device.node, inputs.fs_type, plan.action == StageAction::kReformat,
-                                 plan.uuid, limits);
+    // A mapping just made holds what decrypting the blank disk gives: mkfs is told to go ahead.
+    const bool force = plan.action == StageAction::kReformat || plan.encrypt;
+    Status made = MakeFilesystem(target.node, inputs.fs_type, force, plan.uuid, limits);
     if (!made.ok()) return made;
   }
-  if (Status checked = CheckFilesystem(device.node, inputs.fs_type, limits); !checked.ok()) {
+  if (Status checked = CheckFilesystem(target.node, inputs.fs_type, limits); !checked.ok()) {
     return checked;
   }
   if (Status dir = EnsureDirectory(inputs.staging_path); !dir.ok()) return dir;
-  return MountFilesystem(device.node, inputs.staging_path, inputs.fs_type, inputs.options);
+  Status mounted =
+      MountFilesystem(target.node, inputs.staging_path, inputs.fs_type, inputs.options);
+  if (!mounted.ok()) return mounted;
+  return target;
 }
 
 }  // namespace oxide::node

@@ -26,6 +26,10 @@ struct StageInputs {
   // The size of the volume's disk as the controller published it; unset: not known (an older
   // controller), not checked.
   std::optional<uint64_t> expected_bytes;
+  // An encrypted volume (node/encrypted_volume.h): the filesystem lives on the LUKS mapping of
+  // the disk, opened with `passphrase` (never logged, never in a message).
+  bool encrypted = false;
+  std::string passphrase;
 };
 
 enum class StageAction {
@@ -41,20 +45,27 @@ struct StagePlan {
   // kFormat and kReformat: the UUID mkfs writes (the intent's when there is one, else a new one);
   // recorded in the format intent before mkfs runs.
   std::string uuid;
+  // Encrypted volumes: `encrypt`, the blank disk is luksFormatted and opened before mkfs; else
+  // `volume_device`, the mapping the plan opened (or found open), which the filesystem is on.
+  bool encrypt = false;
+  std::optional<BlockDevice> volume_device;
 };
 
-// Decides from the mount table and the device. Never kFormat/kReformat for a device holding a
-// filesystem whose mkfs finished, a filesystem with another UUID than the intent's, one mounted
-// since its mkfs, any other signature (swap, LVM, RAID, LUKS), a partition table, or data without
-// our intent; never for a device whose size differs from `expected_bytes`. FAILED_PRECONDITION
-// (data untouched) when the device cannot be staged as asked; UNAVAILABLE when blkid could not
-// read it.
+// Decides from the mount table and the device (for an encrypted volume: from its disk's LUKS
+// header, opening the mapping when there is one, and then from the mapping). Never
+// kFormat/kReformat for a device holding a filesystem whose mkfs finished, a filesystem with
+// another UUID than the intent's, one mounted since its mkfs, any other signature (swap, LVM, RAID,
+// LUKS), a partition table, or data without our intent; never for a device whose size differs from
+// `expected_bytes`. FAILED_PRECONDITION (data untouched) when the device cannot be staged as asked;
+// UNAVAILABLE when blkid could not read it.
 StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs,
                                 const CommandLimits& limits);
 
-// Carries out `plan`: mkfs writing plan.uuid (forced over our own work for kReformat), the
-// filesystem check, the staging directory and the mount.
-Status CarryOutStaging(const BlockDevice& device, const StagePlan& plan, const StageInputs& inputs,
-                       const CommandLimits& limits);
+// Carries out `plan`: for an encrypted volume the LUKS format of the blank disk and its opening
+// (plan.encrypt), mkfs writing plan.uuid (forced over our own work for kReformat), the filesystem
+// check, the staging directory and the mount. Returns the device mounted: the disk, or the
+// encrypted volume's mapping.
+StatusOr<BlockDevice> CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
+                                      const StageInputs& inputs, const CommandLimits& limits);
 
 }  // namespace oxide::node

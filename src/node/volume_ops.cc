@@ -140,9 +140,9 @@ Status UnmountAndRemove(const BlockDevice* device, bool block, const std::string
   return Internal("still mounted after 16 unmounts: " + path);
 }
 
-std::string VolumeProblem(const std::string& sysfs_root, const BlockDevice& device, bool block,
+std::string VolumeProblem(bool present, const BlockDevice& device, bool block,
                           const std::string& path, bool expect_mount, bool expect_readonly) {
-  if (!DeviceStillPresent(sysfs_root, device)) {
+  if (!present) {
     return "the device " + device.node + " (" + device.Number() + ") has vanished";
   }
   auto mounts = ReadMountInfo();

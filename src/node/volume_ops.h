@@ -44,7 +44,8 @@ Status UnmountAndRemove(const BlockDevice* device, bool block, const std::string
 
 // Empty when the volume at `path` looks healthy; otherwise what is wrong (device vanished, not
 // mounted although `expect_mount`, another mount, read-only after errors).
-std::string VolumeProblem(const std::string& sysfs_root, const BlockDevice& device, bool block,
+// `present`: whether `device` still exists with its number.
+std::string VolumeProblem(bool present, const BlockDevice& device, bool block,
                           const std::string& path, bool expect_mount, bool expect_readonly);
 
 }  // namespace oxide::node

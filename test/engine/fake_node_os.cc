@@ -181,25 +181,40 @@ StatusOr<StagePlan> FakeNodeOs::PlanStaging(const BlockDevice& device, const Sta
   if (mount != mounts_.end() && mount->second == device.name) {
     return StagePlan{.action = StageAction::kAlreadyMounted,
                      .reason = "the staging path holds a mount of the device",
-                     .uuid = ""};
+                     .uuid = "",
+                     .encrypt = false,
+                     .volume_device = std::nullopt};
   }
   if (!inputs.intent_uuid.empty()) {
     if (intent_plan_) return *intent_plan_;
     return StagePlan{.action = StageAction::kReformat,
                      .reason = "our interrupted mkfs",
-                     .uuid = inputs.intent_uuid};
+                     .uuid = inputs.intent_uuid,
+                     .encrypt = false,
+                     .volume_device = std::nullopt};
   }
   for (const auto& [serial, known] : devices_) {
     if (known.name == device.name && filesystems_.count(serial) != 0) {
-      return StagePlan{
-          .action = StageAction::kMount, .reason = "the device holds a filesystem", .uuid = ""};
+      return StagePlan{.action = StageAction::kMount,
+                       .reason = "the device holds a filesystem",
+                       .uuid = "",
+                       .encrypt = false,
+                       .volume_device = std::nullopt};
     }
   }
   return plan_;
 }
 
-Status FakeNodeOs::CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
-                                   const StageInputs& inputs) {
+StatusOr<BlockDevice> FakeNodeOs::FindVolumeDevice(const std::string& serial) {
+  return FindDevice(serial);
+}
+
+StatusOr<BlockDevice> FakeNodeOs::OpenEncryptedBlock(const BlockDevice&, const StageInputs&) {
+  return oxide::Unimplemented("the engine's NodeOs double has no encrypted volumes");
+}
+
+StatusOr<BlockDevice> FakeNodeOs::CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
+                                                  const StageInputs& inputs) {
   std::unique_lock lock(mutex_);
   Status entered = Enter(Call::kCarryOutStaging, lock);
   Leave(Call::kCarryOutStaging);
@@ -218,7 +233,7 @@ Status FakeNodeOs::CarryOutStaging(const BlockDevice& device, const StagePlan& p
     }
   }
   mounts_[inputs.staging_path] = device.name;
-  return Status::Ok();
+  return device;
 }
 
 StatusOr<BlockDevice> FakeNodeOs::VerifyStaged(const std::string& serial, bool block,

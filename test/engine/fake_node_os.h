@@ -92,9 +92,15 @@ class FakeNodeOs final : public oxide::node::NodeOs {
   oxide::StatusOr<oxide::node::BlockDevice> FindDevice(const std::string& serial) override;
   oxide::StatusOr<oxide::node::StagePlan> PlanStaging(
       const oxide::node::BlockDevice& device, const oxide::node::StageInputs& inputs) override;
-  oxide::Status CarryOutStaging(const oxide::node::BlockDevice& device,
-                                const oxide::node::StagePlan& plan,
-                                const oxide::node::StageInputs& inputs) override;
+  // The disk found by serial: the double has no encrypted volumes.
+  oxide::StatusOr<oxide::node::BlockDevice> FindVolumeDevice(const std::string& serial) override;
+  oxide::StatusOr<oxide::node::BlockDevice> CarryOutStaging(
+      const oxide::node::BlockDevice& device, const oxide::node::StagePlan& plan,
+      const oxide::node::StageInputs& inputs) override;
+  // Encryption is tested on real loop devices (test/node): UNIMPLEMENTED here.
+  oxide::StatusOr<oxide::node::BlockDevice> OpenEncryptedBlock(
+      const oxide::node::BlockDevice& device, const oxide::node::StageInputs& inputs) override;
+  void CloseUnusedMappings(const std::vector<std::string>&) override {}
   oxide::StatusOr<oxide::node::BlockDevice> VerifyStaged(const std::string& serial, bool block,
                                                          const std::string& staging_path) override;
   oxide::StatusOr<oxide::node::BlockDevice> PublishVolume(
@@ -128,7 +134,9 @@ class FakeNodeOs final : public oxide::node::NodeOs {
   std::map<std::string, std::string> mounts_;                // path -> device name
   oxide::node::StagePlan plan_{.action = oxide::node::StageAction::kFormat,
                                .reason = "the device is blank",
-                               .uuid = kPlanUuid};
+                               .uuid = kPlanUuid,
+                               .encrypt = false,
+                               .volume_device = std::nullopt};
   std::optional<oxide::node::StagePlan> intent_plan_;
   std::map<Call, std::deque<oxide::Status>> failures_;
   std::map<Call, int> holds_, held_, counts_, in_flight_, max_in_flight_;
