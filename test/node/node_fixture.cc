@@ -16,6 +16,7 @@ void NodeTest::SetUp() {
   setup_ = std::make_unique<PluginSetup>("node");
   sysfs_root_ = setup_->File("sys");
   std::filesystem::create_directories(sysfs() + "/block");
+  PrepareSetup(*setup_);
   StartPlugin();
 }
 

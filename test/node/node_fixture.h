@@ -27,6 +27,8 @@ class NodeTest : public ::testing::Test, public NodeClient {
 
   // Extra plugin flags for the next StartPlugin().
   virtual std::vector<std::string> ExtraArgs() const { return {"--device-wait-seconds=2"}; }
+  // Changes the plugin's setup (its environment) before SetUp starts it.
+  virtual void PrepareSetup(PluginSetup&) {}
   void StartPlugin();
   void StopPlugin();  // SIGTERM and wait
   void KillPlugin();  // SIGKILL and wait

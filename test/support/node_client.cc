@@ -30,7 +30,19 @@ csi::v1::VolumeCapability NodeClient::BlockCapability() {
 grpc::Status NodeClient::Stage(const std::string& volume_id, const std::string& disk_name,
                                const std::string& staging,
                                const csi::v1::VolumeCapability& capability) {
+  return Stage(volume_id, disk_name, staging, capability, {}, {});
+}
+
+grpc::Status NodeClient::Stage(const std::string& volume_id, const std::string& disk_name,
+                               const std::string& staging,
+                               const csi::v1::VolumeCapability& capability,
+                               const std::map<std::string, std::string>& volume_context,
+                               const std::map<std::string, std::string>& secrets) {
   csi::v1::NodeStageVolumeRequest request;
+  for (const auto& [key, value] : volume_context)
+    (*request.mutable_volume_context())[key] = value;
+  for (const auto& [key, value] : secrets)
+    (*request.mutable_secrets())[key] = value;
   request.set_volume_id(volume_id);
   request.set_staging_target_path(staging);
   *request.mutable_volume_capability() = capability;
