@@ -19,7 +19,8 @@ INVARIANTS = {
     "containerfile-stages": "multi-stage: a Debian 12 build stage, a debian:12-slim runtime stage",
     "containerfile-build": "the build stage runs scripts/install-deps.sh, configures with "
                            "-DOXIDE_CSI_BUILD_TESTS=OFF -DOXIDE_CSI_BUILD_BENCH=OFF, builds, installs",
-    "containerfile-runtime-packages": "the runtime stage installs e2fsprogs, xfsprogs, util-linux, "
+    "containerfile-runtime-packages": "the runtime stage installs e2fsprogs, xfsprogs, cryptsetup-bin, "
+                                      "util-linux, "
                                       "mount, ca-certificates, without recommends, and no compiler "
                                       "or -dev package",
     "containerfile-runtime-libraries": "the runtime stage installs the Debian package of every "
@@ -36,7 +37,7 @@ INVARIANTS = {
 # the Containerfile was changed on a branch of its own, before the C++.)
 AHEAD_OF_BINARIES = {"libmicrohttpd12": "--metrics-address"}
 # The node service's tools and the CA bundle; library packages are derived from the binaries.
-RUNTIME_PACKAGES = ["e2fsprogs", "xfsprogs", "util-linux", "mount", "ca-certificates"]
+RUNTIME_PACKAGES = ["e2fsprogs", "xfsprogs", "cryptsetup-bin", "util-linux", "mount", "ca-certificates"]
 SONAME = re.compile(rb"lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)+")
 
 

@@ -86,7 +86,9 @@ class NodeVolumeEngineTest : public oxide::testing::StateDbFixture {
         .staging_path = dir_.File(staging),
         .serial = serial,
         .access = {.block = false, .fs_type = fs_type, .options = {}, .key = "mount:" + fs_type},
-        .disk_bytes = std::nullopt};
+        .disk_bytes = std::nullopt,
+        .encrypted = false,
+        .passphrase = ""};
   }
   StageSpec Stage(const std::string& fs_type = "ext4") {
     return StageOf("vol-1", kSerial, "staging", fs_type);
@@ -96,7 +98,9 @@ class NodeVolumeEngineTest : public oxide::testing::StateDbFixture {
             .staging_path = dir_.File("staging"),
             .serial = kSerial,
             .access = {.block = true, .fs_type = "", .options = {}, .key = "block"},
-            .disk_bytes = std::nullopt};
+            .disk_bytes = std::nullopt,
+            .encrypted = false,
+            .passphrase = ""};
   }
   PublishSpec Publish() {
     return {.volume_id = "vol-1",
@@ -271,7 +275,11 @@ TEST_F(NodeVolumeEngineTest, TheDisksSizeAsPublishedReachesThePlan) {
 
 TEST_F(NodeVolumeEngineTest, ADeviceVanishingMidStageFailsTheStageAndLeavesNoRow) {
   // It holds a filesystem: no format intent.
-  os_.SetPlan({.action = oxide::node::StageAction::kMount, .reason = "ext4", .uuid = ""});
+  os_.SetPlan({.action = oxide::node::StageAction::kMount,
+               .reason = "ext4",
+               .uuid = "",
+               .encrypt = false,
+               .volume_device = std::nullopt});
   os_.HoldNext(Call::kPlanStaging);
   std::optional<Status> result;
   engine_->Stage(Stage(), Into(result));
@@ -288,7 +296,11 @@ TEST_F(NodeVolumeEngineTest, ADeviceVanishingMidStageFailsTheStageAndLeavesNoRow
 }
 
 TEST_F(NodeVolumeEngineTest, AMountThatLandsLateIsReportedAbnormalUntilItHas) {
-  os_.SetPlan({.action = oxide::node::StageAction::kMount, .reason = "ext4", .uuid = ""});
+  os_.SetPlan({.action = oxide::node::StageAction::kMount,
+               .reason = "ext4",
+               .uuid = "",
+               .encrypt = false,
+               .volume_device = std::nullopt});
   os_.HoldNext(Call::kCarryOutStaging);
   std::optional<Status> staged;
   engine_->Stage(Stage(), Into(staged));

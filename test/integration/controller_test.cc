@@ -63,6 +63,37 @@ TEST_F(ControllerTest, CreateVolumeDefaultsTo10GibAndHonoursBlockSize) {
   EXPECT_EQ(SimDisk(response.volume().volume_id())["block_size"], 512);
 }
 
+TEST_F(ControllerTest, AnEncryptedVolumeTellsTheNodeInVolumeContextAndItsCopiesToo) {
+  csi::v1::CreateVolumeRequest request = CreateRequest("pvc-encrypted");
+  (*request.mutable_parameters())["encrypted"] = "true";
+  csi::v1::CreateVolumeResponse response;
+  ASSERT_TRUE(Create(request, &response).ok());
+  EXPECT_EQ(response.volume().volume_context().at("encrypted"), "true");
+  // Oxide sees an ordinary disk: the node encrypts it.
+  EXPECT_EQ(SimDisk(response.volume().volume_id())["state"]["state"], "detached");
+
+  csi::v1::CreateVolumeRequest plain = CreateRequest("pvc-plain");
+  (*plain.mutable_parameters())["encrypted"] = "false";
+  csi::v1::CreateVolumeResponse plain_response;
+  ASSERT_TRUE(Create(plain, &plain_response).ok());
+  EXPECT_EQ(plain_response.volume().volume_context().count("encrypted"), 0U);
+
+  // A clone copies the LUKS header with the data: its class says encrypted, and the node opens it
+  // with the same passphrase.
+  csi::v1::CreateVolumeRequest clone = CreateRequest("pvc-encrypted-clone");
+  (*clone.mutable_parameters())["encrypted"] = "true";
+  clone.mutable_volume_content_source()->mutable_volume()->set_volume_id(
+      response.volume().volume_id());
+  csi::v1::CreateVolumeResponse clone_response;
+  grpc::Status cloned = Create(clone, &clone_response);
+  ASSERT_TRUE(cloned.ok()) << cloned.error_message();
+  EXPECT_EQ(clone_response.volume().volume_context().at("encrypted"), "true");
+
+  csi::v1::CreateVolumeRequest odd = CreateRequest("pvc-odd");
+  (*odd.mutable_parameters())["encrypted"] = "yes";
+  ExpectCode(Create(odd), StatusCode::INVALID_ARGUMENT, "encrypted=\"yes\"");
+}
+
 TEST_F(ControllerTest, CreateVolumeRejectsBadRequestsWithActionableMessages) {
   csi::v1::CreateVolumeRequest no_name = CreateRequest("");
   ExpectCode(Create(no_name), StatusCode::INVALID_ARGUMENT, "name is required");

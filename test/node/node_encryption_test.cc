@@ -212,6 +212,35 @@ TEST_F(EncryptionTest, XfsOnTheMappingMountsAfterAStageAgain) {
   ASSERT_TRUE(Unstage("vol-1", Path("s")).ok());
 }
 
+// A restore or clone is a byte copy of the disk (Oxide copies blocks): the copy carries the LUKS
+// header and opens with the same passphrase, beside its source.
+class EncryptedCopyTest : public EncryptionTest,
+                          public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(EncryptedCopyTest, ACopyOfTheDiskOpensWithTheSamePassphraseBesideItsSource) {
+  LoopDisk& source = AddDisk(serial_);
+  auto capability = MountCapability(GetParam());
+  ASSERT_TRUE(StageEncrypted(Path("a"), capability).ok()) << plugin_->Log();
+  WriteFile(Path("a/data"), "copied with the disk");
+  ASSERT_TRUE(Unstage("vol-1", Path("a")).ok());
+
+  const std::string copy_serial = NewSerial();
+  LoopDisk& copy = AddDisk(copy_serial);
+  ASSERT_EQ(Shell("dd if=" + source.node() + " of=" + copy.node() + " bs=1M status=none"), 0);
+  ASSERT_TRUE(StageEncrypted(Path("a"), capability).ok());
+  grpc::Status copied = Stage("vol-2", copy_serial + "-copy", Path("b"), capability,
+                              {{"encrypted", "true"}}, {{"encryptionPassphrase", kPassphrase}});
+  ASSERT_TRUE(copied.ok()) << copied.error_message() << "\n" << plugin_->Log();
+  EXPECT_EQ(ReadFile(Path("b/data")), "copied with the disk");
+  WriteFile(Path("b/data"), "changed in the copy");
+  EXPECT_EQ(ReadFile(Path("a/data")), "copied with the disk");
+  ASSERT_TRUE(Unstage("vol-2", Path("b")).ok());
+  ASSERT_TRUE(Unstage("vol-1", Path("a")).ok());
+  EXPECT_FALSE(fs::exists("/dev/mapper/oxide-csi-" + copy_serial));
+}
+
+INSTANTIATE_TEST_SUITE_P(FsTypes, EncryptedCopyTest, ::testing::Values("ext4", "xfs"));
+
 TEST_F(EncryptionTest, AWrongPassphraseOpensNothingAndChangesNothing) {
   LoopDisk& disk = AddDisk(serial_);
   auto capability = MountCapability("ext4");
