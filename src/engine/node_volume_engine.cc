@@ -154,7 +154,9 @@ void NodeVolumeEngine::Stage(const StageSpec& spec, Done done) {
   affinity_.Check("NodeVolumeEngine::Stage");
   done = Timed("stage", std::move(done));
   Run(spec.volume_id, "NodeStageVolume",
-      spec.staging_path + "\n" + spec.access.key + "\n" + spec.serial, std::move(done),
+      spec.staging_path + "\n" + spec.access.key + "\n" + spec.serial + "\n" +
+          node::DescribeFilesystemOptions(spec.fs_options),
+      std::move(done),
       [this, &spec](Done finish) { StageAdmitted(spec, std::move(finish)); });
 }
 
@@ -242,7 +244,8 @@ void NodeVolumeEngine::BeginStaging(const std::optional<StagingRow>& existing,
                            .fs_type = access.fs_type,
                            .options = access.options,
                            .intent_uuid = row.format_uuid,
-                           .expected_bytes = spec.disk_bytes};
+                           .expected_bytes = spec.disk_bytes,
+                           .fs_options = spec.fs_options};
   waiter_->Wait(spec.serial,
                 [this, alive = alive_, row, inputs = std::move(inputs),
                  finish = std::move(finish)](StatusOr<node::BlockDevice> device) mutable {
@@ -292,7 +295,16 @@ void NodeVolumeEngine::StageByPlan(StagingRow row, const node::BlockDevice& foun
   if (plan.action == node::StageAction::kAlreadyMounted) {
     return MarkStaged(std::move(row), found, "already mounted", finish);
   }
-  if (!Formats(plan)) return CarryOutPlan(std::move(row), found, inputs, plan, finish);
+  if (!Formats(plan)) {
+    if (!inputs.fs_options.empty()) {
+      log::Info("filesystem options not applied: the device already holds a filesystem, which is "
+                "mounted as it is",
+                {{"volume_id", row.volume_id},
+                 {"device", found.node},
+                 {"options", node::DescribeFilesystemOptions(inputs.fs_options)}});
+    }
+    return CarryOutPlan(std::move(row), found, inputs, plan, finish);
+  }
   const bool again = row.state == store::kFormatting;
   if (again) {
     log::Warn("formatting the volume again: an earlier format of it was interrupted",
@@ -309,10 +321,12 @@ void NodeVolumeEngine::StageByPlan(StagingRow row, const node::BlockDevice& foun
   }
   WhenDurable(finish, [this, row, found, inputs, plan, finish, again] {
     if (!again) {
-      log::Info("formatting volume", {{"volume_id", row.volume_id},
-                                      {"device", found.node},
-                                      {"fs_type", row.fs_type},
-                                      {"uuid", plan.uuid}});
+      log::Info("formatting volume",
+                {{"volume_id", row.volume_id},
+                 {"device", found.node},
+                 {"fs_type", row.fs_type},
+                 {"uuid", plan.uuid},
+                 {"fs_options", node::DescribeFilesystemOptions(inputs.fs_options)}});
     }
     CarryOutPlan(row, found, inputs, plan, finish);
   });

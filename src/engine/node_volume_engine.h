@@ -47,6 +47,7 @@ struct StageSpec {
   NodeAccess access;
   std::optional<uint64_t> disk_bytes;  // the disk's size as published; a device of another
                                        // size is never formatted
+  node::FilesystemOptions fs_options;  // what mkfs applies to a blank device (volume_context)
 };
 
 struct PublishSpec {

@@ -31,7 +31,7 @@ Status HostOs::CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
     return Unavailable("the volume's disk (serial " + inputs.serial + ") is no longer " +
                        device.node + " (" + device.Number() + "); retry the stage");
   }
-  return node::CarryOutStaging(device, plan, inputs, limits_);
+  return node::CarryOutStaging(device, plan, inputs, limits_, xfs_profile_);
 }
 
 StatusOr<BlockDevice> HostOs::VerifyStaged(const std::string& serial, bool block,

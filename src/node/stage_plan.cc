@@ -117,11 +117,11 @@ StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& in
 }
 
 Status CarryOutStaging(const BlockDevice& device, const StagePlan& plan, const StageInputs& inputs,
-                       const CommandLimits& limits) {
+                       const CommandLimits& limits, const std::string& xfs_profile) {
   if (plan.action == StageAction::kAlreadyMounted) return Status::Ok();
   if (plan.action == StageAction::kFormat || plan.action == StageAction::kReformat) {
     Status made = MakeFilesystem(device.node, inputs.fs_type, plan.action == StageAction::kReformat,
-                                 plan.uuid, limits);
+                                 plan.uuid, limits, inputs.fs_options, xfs_profile);
     if (!made.ok()) return made;
   }
   if (Status checked = CheckFilesystem(device.node, inputs.fs_type, limits); !checked.ok()) {

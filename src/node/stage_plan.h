@@ -11,6 +11,7 @@
 
 #include "node/command_runner.h"
 #include "node/device_finder.h"
+#include "node/filesystem_options.h"
 #include "node/mounter.h"
 #include "util/status.h"
 
@@ -26,6 +27,9 @@ struct StageInputs {
   // The size of the volume's disk as the controller published it; unset: not known (an older
   // controller), not checked.
   std::optional<uint64_t> expected_bytes;
+  // What mkfs is asked to apply (the volume_context's filesystem options, validated). Used only
+  // by kFormat and kReformat: a filesystem already on the device is mounted as it is.
+  FilesystemOptions fs_options;
 };
 
 enum class StageAction {
@@ -52,9 +56,11 @@ struct StagePlan {
 StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs,
                                 const CommandLimits& limits);
 
-// Carries out `plan`: mkfs writing plan.uuid (forced over our own work for kReformat), the
-// filesystem check, the staging directory and the mount.
+// Carries out `plan`: mkfs writing plan.uuid with inputs.fs_options and, for xfs, the feature
+// set of `xfs_profile` (forced over our own work for kReformat), the filesystem check, the
+// staging directory and the mount.
 Status CarryOutStaging(const BlockDevice& device, const StagePlan& plan, const StageInputs& inputs,
-                       const CommandLimits& limits);
+                       const CommandLimits& limits,
+                       const std::string& xfs_profile = kDefaultXfsFeatureProfile);
 
 }  // namespace oxide::node
