@@ -8,9 +8,9 @@
 namespace oxide::csi_adapter {
 namespace {
 
-constexpr std::array<const char*, 6> kKeys = {kFsBlockSizeKey,    kInodeSizeKey,
-                                              kBytesPerInodeKey,  kNumberOfInodesKey,
-                                              kExt4BigAllocKey,   kExt4ClusterSizeKey};
+constexpr std::array<const char*, 6> kKeys = {kFsBlockSizeKey,   kInodeSizeKey,
+                                              kBytesPerInodeKey, kNumberOfInodesKey,
+                                              kExt4BigAllocKey,  kExt4ClusterSizeKey};
 
 constexpr uint64_t kDefaultFsBlockSize = 4096;  // both mkfs choose it for disks of 1 GiB and more
 constexpr uint64_t kMaxBytesPerInode = uint64_t{64} << 20;  // mke2fs's limit
@@ -37,14 +37,14 @@ class Checker {
   }
 
   Status Bad(const char* key, const std::string& why) const {
-    return InvalidArgument(std::string(source_) + " " + key + "=" + Quoted(*Find(key)) + " " +
-                           why);
+    return InvalidArgument(std::string(source_) + " " + key + "=" + Quoted(*Find(key)) + " " + why);
   }
 
   Status NotFor(const char* key, const char* applies_to) const {
     if (fs_type_.empty()) {
-      return Bad(key, "cannot apply to a block volume (volume capability access_type block): "
-                      "filesystem options apply to mount volumes only");
+      return Bad(key,
+                 "cannot apply to a block volume (volume capability access_type block): "
+                 "filesystem options apply to mount volumes only");
     }
     return Bad(key, "does not apply to " + fs_type_ + ": " + key + " applies to " + applies_to);
   }
@@ -207,7 +207,8 @@ StatusOr<std::map<std::string, std::string>> CheckFilesystemParameters(
   for (const csi::v1::VolumeCapability& capability : capabilities) {
     std::string fs_type;
     if (capability.has_mount()) {
-      fs_type = capability.mount().fs_type().empty() ? kDefaultFsType : capability.mount().fs_type();
+      fs_type =
+          capability.mount().fs_type().empty() ? kDefaultFsType : capability.mount().fs_type();
     }
     auto options = ParseFilesystemOptions(parameters, fs_type, "parameter");
     if (!options.ok()) return options.status();
@@ -220,8 +221,7 @@ StatusOr<std::map<std::string, std::string>> CheckFilesystemParameters(
                            std::to_string(disk_block_size) +
                            "): a filesystem block cannot be smaller than the device's sector; "
                            "use an fsBlockSize from " +
-                           std::to_string(disk_block_size) +
-                           " to 4096, or a smaller blockSize");
+                           std::to_string(disk_block_size) + " to 4096, or a smaller blockSize");
   }
   return FilesystemOptionsContext(*parsed);
 }

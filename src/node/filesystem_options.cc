@@ -107,9 +107,10 @@ std::vector<std::string> XfsFeatureArguments(const std::string& profile) {
   if (!profile.empty() && profile[0] == '/' && access(profile.c_str(), R_OK) == 0) {
     return {"-c", "options=" + profile};
   }
-  log::Warn("the XFS feature profile's config file cannot be read: formatting with the default "
-            "profile instead",
-            {{"xfs_feature_profile", profile}, {"fallback", kDefaultXfsFeatureProfile}});
+  log::Warn(
+      "the XFS feature profile's config file cannot be read: formatting with the default "
+      "profile instead",
+      {{"xfs_feature_profile", profile}, {"fallback", kDefaultXfsFeatureProfile}});
   return ProfileArguments(*FindProfile(kDefaultXfsFeatureProfile));
 }
 

@@ -86,7 +86,8 @@ class NodeVolumeEngineTest : public oxide::testing::StateDbFixture {
         .staging_path = dir_.File(staging),
         .serial = serial,
         .access = {.block = false, .fs_type = fs_type, .options = {}, .key = "mount:" + fs_type},
-        .disk_bytes = std::nullopt};
+        .disk_bytes = std::nullopt,
+        .fs_options = {}};
   }
   StageSpec Stage(const std::string& fs_type = "ext4") {
     return StageOf("vol-1", kSerial, "staging", fs_type);
@@ -96,7 +97,8 @@ class NodeVolumeEngineTest : public oxide::testing::StateDbFixture {
             .staging_path = dir_.File("staging"),
             .serial = kSerial,
             .access = {.block = true, .fs_type = "", .options = {}, .key = "block"},
-            .disk_bytes = std::nullopt};
+            .disk_bytes = std::nullopt,
+            .fs_options = {}};
   }
   PublishSpec Publish() {
     return {.volume_id = "vol-1",
