@@ -30,7 +30,15 @@ csi::v1::VolumeCapability NodeClient::BlockCapability() {
 grpc::Status NodeClient::Stage(const std::string& volume_id, const std::string& disk_name,
                                const std::string& staging,
                                const csi::v1::VolumeCapability& capability) {
+  return Stage(volume_id, disk_name, staging, capability, {});
+}
+
+grpc::Status NodeClient::Stage(const std::string& volume_id, const std::string& disk_name,
+                               const std::string& staging,
+                               const csi::v1::VolumeCapability& capability,
+                               const std::map<std::string, std::string>& volume_context) {
   csi::v1::NodeStageVolumeRequest request;
+  request.mutable_volume_context()->insert(volume_context.begin(), volume_context.end());
   request.set_volume_id(volume_id);
   request.set_staging_target_path(staging);
   *request.mutable_volume_capability() = capability;

@@ -3,6 +3,7 @@
 // node tests and node_bench; one client may be shared by threads (gRPC stubs are thread-safe).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ class NodeClient {
   // out when `disk_name` is empty).
   grpc::Status Stage(const std::string& volume_id, const std::string& disk_name,
                      const std::string& staging, const csi::v1::VolumeCapability& capability);
+  // The same with `volume_context` (diskName is not added to it).
+  grpc::Status Stage(const std::string& volume_id, const std::string& disk_name,
+                     const std::string& staging, const csi::v1::VolumeCapability& capability,
+                     const std::map<std::string, std::string>& volume_context);
   grpc::Status Unstage(const std::string& volume_id, const std::string& staging);
   grpc::Status Publish(const std::string& volume_id, const std::string& staging,
                        const std::string& target, const csi::v1::VolumeCapability& capability,
