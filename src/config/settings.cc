@@ -422,8 +422,8 @@ const std::vector<Option>& Options() {
        "it; xfsprogs' LTS profiles), none (mkfs.xfs's own defaults) or the absolute path of an "
        "mkfs.xfs config file (-c options=PATH)",
        [](Settings& s, const std::string& v) {
-         static const char* const kProfiles[] = {"lts_4.19", "lts_5.4", "lts_5.10", "lts_5.15",
-                                                 "lts_6.1", "none"};
+         static const char* const kProfiles[] = {"lts_4.19", "lts_5.4", "lts_5.10",
+                                                 "lts_5.15", "lts_6.1", "none"};
          bool valid = !v.empty() && v[0] == '/';
          for (const char* profile : kProfiles)
            valid = valid || v == profile;

@@ -55,9 +55,10 @@ NodeService::NodeService(const Settings& settings, const std::string& node_id, E
       engine_(loop->uv(), &os_, &waiter_, &store_, commit, settings.max_concurrent_formats) {
   const std::string& profile = settings.xfs_feature_profile;
   if (!profile.empty() && profile[0] == '/' && access(profile.c_str(), R_OK) != 0) {
-    log::Warn("the XFS feature profile's config file cannot be read: XFS volumes are formatted "
-              "with the default profile until it can",
-              {{"xfs_feature_profile", profile}, {"fallback", node::kDefaultXfsFeatureProfile}});
+    log::Warn(
+        "the XFS feature profile's config file cannot be read: XFS volumes are formatted "
+        "with the default profile until it can",
+        {{"xfs_feature_profile", profile}, {"fallback", node::kDefaultXfsFeatureProfile}});
   }
   info_.set_node_id(node_id);
   info_.set_max_volumes_per_node(max_volumes);

@@ -156,8 +156,7 @@ void NodeVolumeEngine::Stage(const StageSpec& spec, Done done) {
   Run(spec.volume_id, "NodeStageVolume",
       spec.staging_path + "\n" + spec.access.key + "\n" + spec.serial + "\n" +
           node::DescribeFilesystemOptions(spec.fs_options),
-      std::move(done),
-      [this, &spec](Done finish) { StageAdmitted(spec, std::move(finish)); });
+      std::move(done), [this, &spec](Done finish) { StageAdmitted(spec, std::move(finish)); });
 }
 
 void NodeVolumeEngine::StageAdmitted(const StageSpec& spec, Done finish) {
@@ -297,11 +296,12 @@ void NodeVolumeEngine::StageByPlan(StagingRow row, const node::BlockDevice& foun
   }
   if (!Formats(plan)) {
     if (!inputs.fs_options.empty()) {
-      log::Info("filesystem options not applied: the device already holds a filesystem, which is "
-                "mounted as it is",
-                {{"volume_id", row.volume_id},
-                 {"device", found.node},
-                 {"options", node::DescribeFilesystemOptions(inputs.fs_options)}});
+      log::Info(
+          "filesystem options not applied: the device already holds a filesystem, which is "
+          "mounted as it is",
+          {{"volume_id", row.volume_id},
+           {"device", found.node},
+           {"options", node::DescribeFilesystemOptions(inputs.fs_options)}});
     }
     return CarryOutPlan(std::move(row), found, inputs, plan, finish);
   }
