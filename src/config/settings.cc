@@ -416,6 +416,26 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseInt("max-concurrent-formats", v, 1, 64, 10, &s.max_concurrent_formats);
        }},
+      {"xfs-feature-profile", nullptr, "PROFILE", "lts_5.4",
+       "node: the feature set mkfs.xfs gives new XFS filesystems, so that older kernels mount "
+       "them: lts_4.19, lts_5.4, lts_5.10, lts_5.15 or lts_6.1 (the oldest Linux that mounts "
+       "it; xfsprogs' LTS profiles), none (mkfs.xfs's own defaults) or the absolute path of an "
+       "mkfs.xfs config file (-c options=PATH)",
+       [](Settings& s, const std::string& v) {
+         static const char* const kProfiles[] = {"lts_4.19", "lts_5.4", "lts_5.10",
+                                                 "lts_5.15", "lts_6.1", "none"};
+         bool valid = !v.empty() && v[0] == '/';
+         for (const char* profile : kProfiles)
+           valid = valid || v == profile;
+         if (!valid) {
+           return Invalid("xfs-feature-profile",
+                          "\"" + v +
+                              "\" is not lts_4.19, lts_5.4, lts_5.10, lts_5.15, lts_6.1, none "
+                              "or an absolute path of an mkfs.xfs config file");
+         }
+         s.xfs_feature_profile = v;
+         return Status::Ok();
+       }},
       {"volume-attach-limit", nullptr, "N", "0 (computed)",
        "node: volumes this node may hold (NodeGetInfo), set outright; 0 = computed: 12 (Oxide's "
        "per-instance disk limit, boot disk included) minus the NVMe disks present at start that "

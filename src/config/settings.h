@@ -98,6 +98,10 @@ struct Settings {
   int fsck_timeout_seconds = 600;    // fsck before a mount (a repair may take long)
   int command_timeout_seconds = 60;  // blkid, tune2fs, xfs_db
   int max_concurrent_formats = 2;    // mkfs runs at once; more wait their turn
+  // The feature set mkfs.xfs is pinned to: a built-in profile named after xfsprogs' LTS config
+  // files (lts_4.19, lts_5.4, lts_5.10, lts_5.15, lts_6.1), "none" (mkfs.xfs's own defaults) or
+  // the absolute path of an mkfs.xfs config file. See node/filesystem_options.h.
+  std::string xfs_feature_profile = "lts_5.4";
 
   bool ServesController() const { return mode != Mode::kNode; }
   bool ServesNode() const { return mode != Mode::kController; }

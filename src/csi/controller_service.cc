@@ -7,6 +7,7 @@
 
 #include "config/validation.h"
 #include "csi/csi_context_keys.h"
+#include "csi/filesystem_options.h"
 #include "csi/handler_install.h"
 #include "csi/paged_listing.h"
 #include "csi/request_checks.h"
@@ -62,25 +63,28 @@ void ControllerService::CreateVolume(const rpc::CallInfo&,
       .block_size_requested = params.block_size_given,
       .snapshot_id = "",
       .clone_source = ""};
+  // What the node needs besides the disk: the filesystem options and whether it encrypts.
+  std::map<std::string, std::string> context = checked->fs_context;
+  if (params.encrypted) context[kEncryptedParameter] = "true";
   auto shared = Share(std::move(reply));
   if (request.has_volume_content_source()) {
     // With no capacity_range a restored or cloned volume is exactly as big as its source.
     if (!request.has_capacity_range()) spec.size = 0;
     return CreateFromSource(spec, request.volume_content_source(), RequestFingerprint(request),
-                            params.encrypted, shared);
+                            shared, std::move(context));
   }
   engine_->Create(spec, RequestFingerprint(request),
-                  VolumeAnswer(shared, std::nullopt, params.encrypted));
+                  VolumeAnswer(shared, std::nullopt, std::move(context)));
 }
 
 engine::OperationWaiter ControllerService::VolumeAnswer(
-    SharedCreateReply reply, std::optional<csi::v1::VolumeContentSource> source, bool encrypted) {
-  return [this, reply, source, encrypted](const engine::OperationResult& result) {
+    SharedCreateReply reply, std::optional<csi::v1::VolumeContentSource> source,
+    std::map<std::string, std::string> context) {
+  return [this, reply, source, context](const engine::OperationResult& result) {
     if (!result.ok()) return reply->Fail(result.status());
     csi::v1::CreateVolumeResponse response;
     FillVolume(*result, response.mutable_volume());
-    if (encrypted)
-      (*response.mutable_volume()->mutable_volume_context())[kEncryptedParameter] = "true";
+    response.mutable_volume()->mutable_volume_context()->insert(context.begin(), context.end());
     if (source) *response.mutable_volume()->mutable_content_source() = *source;
     reply->Ok(std::move(response));
   };
@@ -169,7 +173,13 @@ void ControllerService::ValidateVolumeCapabilities(
     if (!disk.ok()) return shared->Fail(disk.status());
     csi::v1::ValidateVolumeCapabilitiesResponse response;
     Status supported = CheckCapabilities(request.volume_capabilities());
-    if (supported.ok()) supported = ParseParameters(request.parameters()).status();
+    StatusOr<VolumeParameters> params = ParseParameters(request.parameters());
+    if (supported.ok()) supported = params.status();
+    if (supported.ok()) {
+      supported = CheckFilesystemParameters(request.parameters(), request.volume_capabilities(),
+                                            params->block_size)
+                      .status();
+    }
     if (!supported.ok()) {
       response.set_message(supported.message());
     } else {

@@ -46,14 +46,15 @@ class ControllerService {
   using SharedCreateReply = std::shared_ptr<rpc::Reply<csi::v1::CreateVolumeResponse>>;
 
   void FillVolume(const backend::Disk& disk, csi::v1::Volume* volume) const;
-  // Answers a CreateVolume with the volume (and the content source it was made from; `encrypted`
-  // goes to the node in volume_context).
+  // Answers a CreateVolume with the volume (and the content source it was made from), its
+  // volume_context holding `context` (the filesystem options, encrypted) besides the disk's name.
   engine::OperationWaiter VolumeAnswer(SharedCreateReply reply,
                                        std::optional<csi::v1::VolumeContentSource> source,
-                                       bool encrypted);
+                                       std::map<std::string, std::string> context);
   // Restore (snapshot source) or clone (volume source): checks the source, then creates.
   void CreateFromSource(engine::CreateSpec spec, const csi::v1::VolumeContentSource& source,
-                        const std::string& fingerprint, bool encrypted, SharedCreateReply reply);
+                        const std::string& fingerprint, SharedCreateReply reply,
+                        std::map<std::string, std::string> context);
   // The source is gone: a volume already made from it still answers a retry; else `error`.
   void AnswerExisting(const engine::CreateSpec& spec, const Status& error,
                       engine::OperationWaiter answer);

@@ -31,10 +31,11 @@ Status FitSource(engine::CreateSpec* spec, uint64_t source_size, const std::stri
 
 void ControllerService::CreateFromSource(engine::CreateSpec spec,
                                          const csi::v1::VolumeContentSource& source,
-                                         const std::string& fingerprint, bool encrypted,
-                                         SharedCreateReply reply) {
+                                         const std::string& fingerprint, SharedCreateReply reply,
+                                         std::map<std::string, std::string> context) {
   spec.block_size_requested = false;  // a restored or cloned disk has its source's block size
-  engine::OperationWaiter answer = VolumeAnswer(reply, source, encrypted);
+  // The filesystem options travel too; the node mounts the source's filesystem as it is.
+  engine::OperationWaiter answer = VolumeAnswer(reply, source, std::move(context));
   if (source.has_snapshot()) {
     const std::string id = source.snapshot().snapshot_id();
     if (id.empty())

@@ -12,4 +12,14 @@ inline constexpr const char* kNvmeSerialKey = "nvmeSerial";
 // format a device whose size differs: a reused device name can still show another disk's size.
 inline constexpr const char* kDiskSizeBytesKey = "diskSizeBytes";
 
+// Filesystem options (volume_context; the StorageClass parameters of the same names): what mkfs
+// applies when NodeStageVolume formats a blank device. Decimal byte counts, or true/false for
+// ext4BigAlloc. Checked by src/csi/filesystem_options.h on both sides.
+inline constexpr const char* kFsBlockSizeKey = "fsBlockSize";          // ext4 -b, xfs -b size=
+inline constexpr const char* kInodeSizeKey = "inodeSize";              // ext4 -I, xfs -i size=
+inline constexpr const char* kBytesPerInodeKey = "bytesPerInode";      // ext4 -i
+inline constexpr const char* kNumberOfInodesKey = "numberOfInodes";    // ext4 -N
+inline constexpr const char* kExt4BigAllocKey = "ext4BigAlloc";        // ext4 -O bigalloc
+inline constexpr const char* kExt4ClusterSizeKey = "ext4ClusterSize";  // ext4 -C
+
 }  // namespace oxide::csi_adapter

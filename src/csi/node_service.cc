@@ -1,5 +1,7 @@
 #include "csi/node_service.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <tuple>
@@ -47,9 +49,17 @@ NodeService::NodeService(const Settings& settings, const std::string& node_id, E
       os_(settings.sysfs_root,
           node::CommandLimits{.format = std::chrono::seconds(settings.mkfs_timeout_seconds),
                               .check = std::chrono::seconds(settings.fsck_timeout_seconds),
-                              .command = std::chrono::seconds(settings.command_timeout_seconds)}),
+                              .command = std::chrono::seconds(settings.command_timeout_seconds)},
+          settings.xfs_feature_profile),
       waiter_(loop->uv(), clock, &os_, std::chrono::seconds(settings.device_wait_seconds)),
       engine_(loop->uv(), &os_, &waiter_, &store_, commit, settings.max_concurrent_formats) {
+  const std::string& profile = settings.xfs_feature_profile;
+  if (!profile.empty() && profile[0] == '/' && access(profile.c_str(), R_OK) != 0) {
+    log::Warn(
+        "the XFS feature profile's config file cannot be read: XFS volumes are formatted "
+        "with the default profile until it can",
+        {{"xfs_feature_profile", profile}, {"fallback", node::kDefaultXfsFeatureProfile}});
+  }
   info_.set_node_id(node_id);
   info_.set_max_volumes_per_node(max_volumes);
   (*info_.mutable_accessible_topology()->mutable_segments())[kTopologyKey] = settings.topology_zone;
@@ -114,7 +124,8 @@ void NodeService::NodeStageVolume(const rpc::CallInfo&,
                  .access = AccessOf(checked->capability),
                  .disk_bytes = checked->disk_bytes,
                  .encrypted = checked->encryption.encrypted,
-                 .passphrase = std::move(checked->encryption.passphrase)},
+                 .passphrase = std::move(checked->encryption.passphrase),
+                 .fs_options = checked->fs_options},
                 AnswerWith(std::move(reply)));
 }
 

@@ -56,6 +56,9 @@ StatusOr<CreateVolumeChecks> CheckCreateVolume(const csi::v1::CreateVolumeReques
   if (Status caps = CheckCapabilities(request.volume_capabilities()); !caps.ok()) return caps;
   StatusOr<VolumeParameters> params = ParseParameters(request.parameters());
   if (!params.ok()) return params.status();
+  auto fs_context = CheckFilesystemParameters(request.parameters(), request.volume_capabilities(),
+                                              params->block_size);
+  if (!fs_context.ok()) return fs_context.status();
   StatusOr<uint64_t> size =
       ChooseDiskSize(request.capacity_range(), default_size, request.has_capacity_range());
   if (!size.ok()) return size.status();
@@ -71,7 +74,8 @@ StatusOr<CreateVolumeChecks> CheckCreateVolume(const csi::v1::CreateVolumeReques
                         std::string(kTopologyKey) + "=" + zone + ")");
     }
   }
-  return CreateVolumeChecks{.params = std::move(*params), .size = *size};
+  return CreateVolumeChecks{
+      .params = std::move(*params), .size = *size, .fs_context = std::move(*fs_context)};
 }
 
 Status CheckDeleteVolume(const csi::v1::DeleteVolumeRequest& request) {
@@ -126,7 +130,11 @@ Status CheckGetCapacity(const csi::v1::GetCapacityRequest& request) {
   for (const auto& capability : request.volume_capabilities()) {
     if (Status checked = CheckCapability(capability); !checked.ok()) return checked;
   }
-  return ParseParameters(request.parameters()).status();
+  StatusOr<VolumeParameters> params = ParseParameters(request.parameters());
+  if (!params.ok()) return params.status();
+  return CheckFilesystemParameters(request.parameters(), request.volume_capabilities(),
+                                   params->block_size)
+      .status();
 }
 
 Status CheckCreateSnapshot(const csi::v1::CreateSnapshotRequest& request) {
@@ -175,10 +183,13 @@ StatusOr<NodeStageChecks> CheckNodeStageVolume(const csi::v1::NodeStageVolumeReq
       !checked.ok()) {
     return checked;
   }
+  auto fs_options = FilesystemOptionsFromContext(request.volume_context(), *capability);
+  if (!fs_options.ok()) return fs_options.status();
   return NodeStageChecks{.capability = std::move(*capability),
                          .serial = std::move(*serial),
                          .disk_bytes = *disk_bytes,
-                         .encryption = std::move(*encryption)};
+                         .encryption = std::move(*encryption),
+                         .fs_options = std::move(*fs_options)};
 }
 
 Status CheckNodeUnstageVolume(const csi::v1::NodeUnstageVolumeRequest& request) {

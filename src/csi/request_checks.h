@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "csi.pb.h"
+#include "csi/filesystem_options.h"
 #include "csi/node_requests.h"
 #include "csi/volume_request.h"
 #include "util/status.h"
@@ -22,6 +24,8 @@ namespace oxide::csi_adapter {
 struct CreateVolumeChecks {
   VolumeParameters params;
   uint64_t size = 0;  // the disk size the capacity range (or the default) asks for
+  // The filesystem options' volume_context entries (csi/filesystem_options.h); empty without.
+  std::map<std::string, std::string> fs_context;
 };
 // `zone`: the topology zone this plugin serves; `default_size`: the size without a range.
 StatusOr<CreateVolumeChecks> CheckCreateVolume(const csi::v1::CreateVolumeRequest& request,
@@ -46,6 +50,7 @@ struct NodeStageChecks {
   std::string serial;                  // the NVMe serial the volume's disk shows
   std::optional<uint64_t> disk_bytes;  // the disk's size as published, when the controller said
   Encryption encryption;
+  node::FilesystemOptions fs_options;  // from volume_context, checked against the capability
 };
 StatusOr<NodeStageChecks> CheckNodeStageVolume(const csi::v1::NodeStageVolumeRequest& request);
 Status CheckNodeUnstageVolume(const csi::v1::NodeUnstageVolumeRequest& request);

@@ -4,6 +4,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "config/settings.h"
+#include "csi/filesystem_options.h"
 #include "util/sha256.h"
 
 namespace oxide::csi_adapter {
@@ -109,14 +110,18 @@ StatusOr<VolumeParameters> ParseParameters(
                                "passphrase of the NodeStage secret) or \"false\"");
       }
       parsed.encrypted = value == "true";
+    } else if (IsFilesystemOptionKey(key)) {
+      continue;  // checked against the capabilities' fs type: csi/filesystem_options.h
     } else if (key.rfind(kProvisionerParameterPrefix, 0) == 0) {
       if (key == "csi.storage.k8s.io/pvc/name") parsed.pvc_name = value;
       if (key == "csi.storage.k8s.io/pvc/namespace") parsed.pvc_namespace = value;
     } else {
-      return InvalidArgument("parameter \"" + key +
-                             "\" is not known; the accepted parameters are blockSize "
-                             "(512|2048|4096), encrypted (true|false) and the provisioner's "
-                             "csi.storage.k8s.io/* keys");
+      return InvalidArgument(
+          "parameter \"" + key +
+          "\" is not known; the accepted parameters are blockSize "
+          "(512|2048|4096), encrypted (true|false), the filesystem options "
+          "fsBlockSize, inodeSize, bytesPerInode, numberOfInodes, ext4BigAlloc "
+          "and ext4ClusterSize, and the provisioner's csi.storage.k8s.io/* keys");
     }
   }
   return parsed;

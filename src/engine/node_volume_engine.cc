@@ -154,8 +154,8 @@ void NodeVolumeEngine::Stage(const StageSpec& spec, Done done) {
   affinity_.Check("NodeVolumeEngine::Stage");
   done = Timed("stage", std::move(done));
   Run(spec.volume_id, "NodeStageVolume",
-      spec.staging_path + "\n" + spec.access.key + "\n" + spec.serial +
-          (spec.encrypted ? "\nencrypted" : ""),
+      spec.staging_path + "\n" + spec.access.key + "\n" + spec.serial + "\n" +
+          node::DescribeFilesystemOptions(spec.fs_options) + (spec.encrypted ? "\nencrypted" : ""),
       std::move(done), [this, &spec](Done finish) { StageAdmitted(spec, std::move(finish)); });
 }
 
@@ -246,7 +246,8 @@ void NodeVolumeEngine::BeginStaging(const std::optional<StagingRow>& existing,
                            .intent_uuid = row.format_uuid,
                            .expected_bytes = spec.disk_bytes,
                            .encrypted = spec.encrypted,
-                           .passphrase = spec.passphrase};
+                           .passphrase = spec.passphrase,
+                           .fs_options = spec.fs_options};
   waiter_->Wait(spec.serial,
                 [this, alive = alive_, row, inputs = std::move(inputs),
                  finish = std::move(finish)](StatusOr<node::BlockDevice> device) mutable {
@@ -311,7 +312,17 @@ void NodeVolumeEngine::StageByPlan(StagingRow row, const node::BlockDevice& foun
     return MarkStaged(std::move(row), plan.volume_device.value_or(found), "already mounted",
                       finish);
   }
-  if (!Formats(plan)) return CarryOutPlan(std::move(row), found, inputs, plan, finish);
+  if (!Formats(plan)) {
+    if (!inputs.fs_options.empty()) {
+      log::Info(
+          "filesystem options not applied: the device already holds a filesystem, which is "
+          "mounted as it is",
+          {{"volume_id", row.volume_id},
+           {"device", found.node},
+           {"options", node::DescribeFilesystemOptions(inputs.fs_options)}});
+    }
+    return CarryOutPlan(std::move(row), found, inputs, plan, finish);
+  }
   const bool again = row.state == store::kFormatting;
   if (again) {
     log::Warn("formatting the volume again: an earlier format of it was interrupted",
@@ -328,10 +339,12 @@ void NodeVolumeEngine::StageByPlan(StagingRow row, const node::BlockDevice& foun
   }
   WhenDurable(finish, [this, row, found, inputs, plan, finish, again] {
     if (!again) {
-      log::Info("formatting volume", {{"volume_id", row.volume_id},
-                                      {"device", found.node},
-                                      {"fs_type", row.fs_type},
-                                      {"uuid", plan.uuid}});
+      log::Info("formatting volume",
+                {{"volume_id", row.volume_id},
+                 {"device", found.node},
+                 {"fs_type", row.fs_type},
+                 {"uuid", plan.uuid},
+                 {"fs_options", node::DescribeFilesystemOptions(inputs.fs_options)}});
     }
     CarryOutPlan(row, found, inputs, plan, finish);
   });

@@ -50,6 +50,7 @@ struct StageSpec {
   // An encrypted volume: its disk holds LUKS2, opened with `passphrase` (never logged).
   bool encrypted = false;
   std::string passphrase;
+  node::FilesystemOptions fs_options;  // what mkfs applies to a blank device (volume_context)
 };
 
 struct PublishSpec {

@@ -57,7 +57,8 @@ std::string NewFilesystemUuid() {
 }
 
 Status MakeFilesystem(const std::string& device_node, const std::string& fs_type, bool force,
-                      const std::string& uuid, const CommandLimits& limits) {
+                      const std::string& uuid, const CommandLimits& limits,
+                      const FilesystemOptions& options, const std::string& xfs_profile) {
   if (!IsSupportedFilesystem(fs_type)) {
     return InvalidArgument("cannot create filesystem type \"" + fs_type + "\"");
   }
@@ -73,8 +74,12 @@ Status MakeFilesystem(const std::string& device_node, const std::string& fs_type
   } else {
     argv = {"mkfs.xfs", "-q"};
     if (force) argv.push_back("-f");
+    std::vector<std::string> features = XfsFeatureArguments(xfs_profile);
+    argv.insert(argv.end(), features.begin(), features.end());
     argv.insert(argv.end(), {"-m", "uuid=" + uuid});
   }
+  std::vector<std::string> chosen = MkfsOptionArguments(options, fs_type);
+  argv.insert(argv.end(), chosen.begin(), chosen.end());
   argv.push_back(device_node);
   const auto started = std::chrono::steady_clock::now();
   auto run = RunCommand(argv, limits.format);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "node/command_runner.h"
+#include "node/filesystem_options.h"
 #include "util/status.h"
 
 namespace oxide::node {
@@ -22,12 +23,16 @@ bool IsCanonicalUuid(const std::string& uuid);
 // that cannot be read, from std::random_device.
 std::string NewFilesystemUuid();
 
-// mkfs.ext4 -q [-F] -U <uuid> | mkfs.xfs -q [-f] -m uuid=<uuid>, within `limits.format`.
+// mkfs.ext4 -q [-F] -U <uuid> [options] | mkfs.xfs -q [-f] <xfs_profile's features>
+// -m uuid=<uuid> [options], within `limits.format` (MkfsOptionArguments, XfsFeatureArguments).
 // `force` (-F, -f) only to redo a format of our own that a crash interrupted. INVALID_ARGUMENT
 // for another type or a `uuid` that is not canonical (IsCanonicalUuid); DEADLINE_EXCEEDED when
-// mkfs was killed at its time limit; INTERNAL when it failed.
+// mkfs was killed at its time limit; INTERNAL when it failed (mkfs's message says why: an option
+// that does not fit the device's size, for one).
 Status MakeFilesystem(const std::string& device_node, const std::string& fs_type, bool force,
-                      const std::string& uuid, const CommandLimits& limits);
+                      const std::string& uuid, const CommandLimits& limits,
+                      const FilesystemOptions& options = {},
+                      const std::string& xfs_profile = kDefaultXfsFeatureProfile);
 
 // The check a filesystem needs before mounting, within `limits.command`: `fsck.ext4 -p` for ext4
 // (exit 0 or 1 is fine); nothing for xfs, whose log is replayed by the kernel at mount

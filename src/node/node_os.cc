@@ -38,7 +38,7 @@ StatusOr<BlockDevice> HostOs::CarryOutStaging(const BlockDevice& device, const S
     return Unavailable("the volume's disk (serial " + inputs.serial + ") is no longer " +
                        device.node + " (" + device.Number() + "); retry the stage");
   }
-  return node::CarryOutStaging(device, plan, inputs, limits_);
+  return node::CarryOutStaging(device, plan, inputs, limits_, xfs_profile_);
 }
 
 StatusOr<BlockDevice> HostOs::OpenEncryptedBlock(const BlockDevice& device,

@@ -75,11 +75,13 @@ class NodeOs {
                                           bool expect_readonly) = 0;
 };
 
-// This machine, with sysfs read under `sysfs_root` ("/sys" in production).
+// This machine, with sysfs read under `sysfs_root` ("/sys" in production); mkfs.xfs pinned to
+// `xfs_profile` (--xfs-feature-profile, see XfsFeatureArguments).
 class HostOs final : public NodeOs {
  public:
-  HostOs(std::string sysfs_root, CommandLimits limits)
-      : sysfs_root_(std::move(sysfs_root)), limits_(limits) {}
+  HostOs(std::string sysfs_root, CommandLimits limits,
+         std::string xfs_profile = kDefaultXfsFeatureProfile)
+      : sysfs_root_(std::move(sysfs_root)), limits_(limits), xfs_profile_(std::move(xfs_profile)) {}
 
   StatusOr<BlockDevice> FindDevice(const std::string& serial) override;
   StatusOr<BlockDevice> FindVolumeDevice(const std::string& serial) override;
@@ -102,6 +104,7 @@ class HostOs final : public NodeOs {
  private:
   const std::string sysfs_root_;
   const CommandLimits limits_;
+  const std::string xfs_profile_;
 };
 
 }  // namespace oxide::node

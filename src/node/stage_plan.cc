@@ -159,7 +159,8 @@ StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& in
 }
 
 StatusOr<BlockDevice> CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
-                                      const StageInputs& inputs, const CommandLimits& limits) {
+                                      const StageInputs& inputs, const CommandLimits& limits,
+                                      const std::string& xfs_profile) {
   BlockDevice target = plan.volume_device.value_or(device);
   if (plan.action == StageAction::kAlreadyMounted) return target;
   if (plan.encrypt) {
@@ -171,7 +172,8 @@ StatusOr<BlockDevice> CarryOutStaging(const BlockDevice& device, const StagePlan
   if (plan.action == StageAction::kFormat || plan.action == StageAction::kReformat) {
     // A mapping just made holds what decrypting the blank disk gives: mkfs is told to go ahead.
     const bool force = plan.action == StageAction::kReformat || plan.encrypt;
-    Status made = MakeFilesystem(target.node, inputs.fs_type, force, plan.uuid, limits);
+    Status made = MakeFilesystem(target.node, inputs.fs_type, force, plan.uuid, limits,
+                                 inputs.fs_options, xfs_profile);
     if (!made.ok()) return made;
   }
   if (Status checked = CheckFilesystem(target.node, inputs.fs_type, limits); !checked.ok()) {

@@ -11,6 +11,7 @@
 
 #include "node/command_runner.h"
 #include "node/device_finder.h"
+#include "node/filesystem_options.h"
 #include "node/mounter.h"
 #include "util/status.h"
 
@@ -30,6 +31,9 @@ struct StageInputs {
   // the disk, opened with `passphrase` (never logged, never in a message).
   bool encrypted = false;
   std::string passphrase;
+  // What mkfs is asked to apply (the volume_context's filesystem options, validated). Used only
+  // by kFormat and kReformat: a filesystem already on the device is mounted as it is.
+  FilesystemOptions fs_options;
 };
 
 enum class StageAction {
@@ -62,10 +66,12 @@ StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& in
                                 const CommandLimits& limits);
 
 // Carries out `plan`: for an encrypted volume the LUKS format of the blank disk and its opening
-// (plan.encrypt), mkfs writing plan.uuid (forced over our own work for kReformat), the filesystem
-// check, the staging directory and the mount. Returns the device mounted: the disk, or the
-// encrypted volume's mapping.
+// (plan.encrypt), mkfs writing plan.uuid with inputs.fs_options and, for xfs, the feature set of
+// `xfs_profile` (forced over our own work for kReformat), the filesystem check, the staging
+// directory and the mount. Returns the device mounted: the disk, or the encrypted volume's
+// mapping.
 StatusOr<BlockDevice> CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
-                                      const StageInputs& inputs, const CommandLimits& limits);
+                                      const StageInputs& inputs, const CommandLimits& limits,
+                                      const std::string& xfs_profile = kDefaultXfsFeatureProfile);
 
 }  // namespace oxide::node

@@ -92,6 +92,16 @@ def main():
         if broken_failures == 0:
             print("FAIL [plugin-flags]: self-test: a bogus flag in node.yaml went unnoticed")
             return 1
+        # A known flag with a value the binary refuses is caught too (the XFS feature profile).
+        with open(node, "w") as f:
+            f.write(text.replace("--xfs-feature-profile=lts_5.4", "--xfs-feature-profile=lts_3.10"))
+        if "--xfs-feature-profile=lts_5.4" not in text:
+            print("FAIL [plugin-flags]: self-test: node.yaml has no --xfs-feature-profile=lts_5.4")
+            return 1
+        _, bad_value_failures = check(args, copy, quiet=True)
+        if bad_value_failures == 0:
+            print("FAIL [plugin-flags]: self-test: --xfs-feature-profile=lts_3.10 went unnoticed")
+            return 1
     return 1 if failures or checked == 0 else 0
 
 

@@ -88,7 +88,8 @@ class NodeVolumeEngineTest : public oxide::testing::StateDbFixture {
         .access = {.block = false, .fs_type = fs_type, .options = {}, .key = "mount:" + fs_type},
         .disk_bytes = std::nullopt,
         .encrypted = false,
-        .passphrase = ""};
+        .passphrase = "",
+        .fs_options = {}};
   }
   StageSpec Stage(const std::string& fs_type = "ext4") {
     return StageOf("vol-1", kSerial, "staging", fs_type);
@@ -100,7 +101,8 @@ class NodeVolumeEngineTest : public oxide::testing::StateDbFixture {
             .access = {.block = true, .fs_type = "", .options = {}, .key = "block"},
             .disk_bytes = std::nullopt,
             .encrypted = false,
-            .passphrase = ""};
+            .passphrase = "",
+            .fs_options = {}};
   }
   PublishSpec Publish() {
     return {.volume_id = "vol-1",

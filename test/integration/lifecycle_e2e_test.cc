@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "guest_volume_fixture.h"
+#include "support/loop_disk.h"
 
 namespace oxide::testing {
 namespace {
@@ -32,6 +33,32 @@ TEST_F(LifecycleTest, CreateAttachMountWriteDetachRemountReadDelete) {
   EXPECT_TRUE(SimDisk(volume.volume_id()).is_null());
   std::string mounts = ReadFile("/proc/self/mountinfo");
   EXPECT_EQ(mounts.find(work_.path()), std::string::npos) << "no mount left behind";
+}
+
+// The StorageClass's filesystem options go from CreateVolume's parameters through the volume's
+// volume_context to the node's mkfs.
+TEST_F(LifecycleTest, FilesystemOptionsOfCreateVolumeReachTheNodesMkfs) {
+  auto node = csi::v1::Node::NewStub(UnixChannel(setup_->socket_path()));
+  csi::v1::CreateVolumeRequest request = CreateRequest("pvc-fs-options", 1);
+  (*request.mutable_parameters())["inodeSize"] = "1024";
+  (*request.mutable_parameters())["bytesPerInode"] = "65536";
+  csi::v1::CreateVolumeResponse created;
+  grpc::Status status = Create(request, &created);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const csi::v1::Volume& volume = created.volume();
+
+  MountAndCheck(*node, volume);
+  std::string device;
+  ASSERT_EQ(Shell("findmnt -n -o SOURCE " + staging_, &device), 0);
+  while (!device.empty() && device.back() == '\n')
+    device.pop_back();
+  std::string superblock;
+  ASSERT_EQ(Shell("tune2fs -l " + device, &superblock), 0) << superblock;
+  EXPECT_NE(superblock.find("Inode size:\t          1024"), std::string::npos) << superblock;
+  // 1 GiB / 65536 bytes per inode.
+  EXPECT_NE(superblock.find("Inode count:              16384"), std::string::npos) << superblock;
+  UnmountAndDetach(*node, volume);
+  ASSERT_TRUE(Delete(volume.volume_id()).ok());
 }
 
 }  // namespace

@@ -36,6 +36,13 @@ grpc::Status NodeClient::Stage(const std::string& volume_id, const std::string& 
 grpc::Status NodeClient::Stage(const std::string& volume_id, const std::string& disk_name,
                                const std::string& staging,
                                const csi::v1::VolumeCapability& capability,
+                               const std::map<std::string, std::string>& volume_context) {
+  return Stage(volume_id, disk_name, staging, capability, volume_context, {});
+}
+
+grpc::Status NodeClient::Stage(const std::string& volume_id, const std::string& disk_name,
+                               const std::string& staging,
+                               const csi::v1::VolumeCapability& capability,
                                const std::map<std::string, std::string>& volume_context,
                                const std::map<std::string, std::string>& secrets) {
   csi::v1::NodeStageVolumeRequest request;

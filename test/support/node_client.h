@@ -32,6 +32,10 @@ class NodeClient {
                      const std::string& staging, const csi::v1::VolumeCapability& capability,
                      const std::map<std::string, std::string>& volume_context,
                      const std::map<std::string, std::string>& secrets);
+  // The same with `volume_context` (diskName is not added to it).
+  grpc::Status Stage(const std::string& volume_id, const std::string& disk_name,
+                     const std::string& staging, const csi::v1::VolumeCapability& capability,
+                     const std::map<std::string, std::string>& volume_context);
   grpc::Status Unstage(const std::string& volume_id, const std::string& staging);
   grpc::Status Publish(const std::string& volume_id, const std::string& staging,
                        const std::string& target, const csi::v1::VolumeCapability& capability,
