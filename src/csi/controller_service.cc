@@ -36,6 +36,8 @@ void ControllerService::FillVolume(const Disk& disk, csi::v1::Volume* volume) co
   volume->set_volume_id(disk.id);
   volume->set_capacity_bytes(static_cast<int64_t>(disk.size));
   (*volume->mutable_volume_context())[kDiskNameKey] = disk.name;
+  (*volume->mutable_volume_context())[kDiskTypeKey] =
+      disk.disk_type.empty() ? backend::kDiskTypeDistributed : disk.disk_type;
   (*volume->add_accessible_topology()->mutable_segments())[kTopologyKey] = zone_;
 }
 
@@ -61,7 +63,8 @@ void ControllerService::CreateVolume(const rpc::CallInfo&,
       .block_size = params.block_size,
       .block_size_requested = params.block_size_given,
       .snapshot_id = "",
-      .clone_source = ""};
+      .clone_source = "",
+      .disk_type = params.disk_type};
   auto shared = Share(std::move(reply));
   if (request.has_volume_content_source()) {
     // With no capacity_range a restored or cloned volume is exactly as big as its source.

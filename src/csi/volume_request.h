@@ -7,6 +7,7 @@
 #include <string>
 
 #include "csi.pb.h"
+#include "csi/disk_type_parameter.h"
 #include "util/status.h"
 
 namespace oxide::csi_adapter {
@@ -32,6 +33,7 @@ struct VolumeParameters {
   uint64_t block_size = 4096;
   bool block_size_given = false;
   std::string pvc_name, pvc_namespace;
+  std::string disk_type = backend::kDiskTypeDistributed;  // diskType (disk_type_parameter.h)
 };
 StatusOr<VolumeParameters> ParseParameters(
     const google::protobuf::Map<std::string, std::string>& parameters);
