@@ -150,8 +150,10 @@ TEST_F(LocalDiskTest, ALocalVolumeCannotBeClonedNorSnapshotted) {
   EXPECT_EQ(CountSimRequests("POST", "disk_create"), 1);
 
   for (int attempt = 0; attempt < 2; ++attempt) {  // a retry gets the same answer
-    ExpectCode(Snap("snap-of-local", local.volume_id()), StatusCode::FAILED_PRECONDITION,
-               "can't create a snapshot of a local storage disk");
+    grpc::Status refused = Snap("snap-of-local", local.volume_id());
+    ExpectCode(refused, StatusCode::FAILED_PRECONDITION,
+               "can't create a snapshot of a local storage disk");  // Oxide's reason, quoted
+    ExpectCode(refused, StatusCode::FAILED_PRECONDITION, "diskType local has no snapshots");
   }
   sim_test::Reply snapshots = api_->get("/v1/snapshots?project=demo");
   EXPECT_TRUE(snapshots.json()["items"].empty()) << snapshots.body;
