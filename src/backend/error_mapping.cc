@@ -14,7 +14,8 @@
 // |     disk from instance in <s> state", "… invalid state <s>"       | FAILED_PRECONDITION |
 // | 400 "disk cannot be deleted in state …"                          | FAILED_PRECONDITION |
 // | 400 "snapshot cannot be deleted in state …"                      | FAILED_PRECONDITION |
-// | 400 "can't create a snapshot of a …" (local/read-only/other proj) | FAILED_PRECONDITION |
+// | 400 "can't create a snapshot of a local storage disk"            | FAILED_PRECONDITION |
+// | 400 "can't create a snapshot of a …" (read-only/other project)    | FAILED_PRECONDITION |
 // | 400 "server does not support this API version"                   | FAILED_PRECONDITION |
 // | 400 size limits: "total size must be at least 1 GiB", "… less     |                     |
 // |     than 1023 GiB", "requested size over …", "too large to fit …", |                     |
@@ -113,6 +114,10 @@ Row Classify(int status, const OxideError& e) {
       if (Has(m, "snapshot cannot be deleted in state"))
         return {C::kFailedPrecondition,
                 "Oxide deletes a snapshot only when it is ready (or faulted)"};
+      if (Has(m, "can't create a snapshot of a local storage disk"))
+        return {C::kFailedPrecondition,
+                "Oxide cannot snapshot a local (sled-local) disk, so a volume of a StorageClass "
+                "with diskType local has no snapshots or clones"};
       if (Has(m, "can't create a snapshot of"))
         return {C::kFailedPrecondition,
                 "Oxide snapshots only writable distributed disks of the same project"};

@@ -254,10 +254,14 @@ void OxideClient::CreateDisk(const DiskCreate& request, Done<Disk> done) {
       request.snapshot_id.empty()
           ? Json{{"type", "blank"}, {"block_size", request.block_size}}
           : Json{{"type", "snapshot"}, {"snapshot_id", request.snapshot_id}, {"read_only", false}};
+  // A local disk has no source: Oxide gives it 4096-byte blocks and no snapshot or image.
+  const Json backend = request.disk_type == kDiskTypeLocal
+                           ? Json{{"type", kDiskTypeLocal}}
+                           : Json{{"type", kDiskTypeDistributed}, {"disk_source", source}};
   const Json body = {{"name", request.name},
                      {"description", request.description},
                      {"size", request.size},
-                     {"disk_backend", {{"type", "distributed"}, {"disk_source", source}}}};
+                     {"disk_backend", backend}};
   const std::string target = "/v1/disks" + Query().Add("project", project_).ToString();
   Call<Disk>(Named("disk_create", Post(target, body, /*idempotent=*/false)),
              "create disk " + Quoted(request.name), &ParseDisk, std::move(done));

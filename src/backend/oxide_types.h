@@ -11,6 +11,10 @@
 
 namespace oxide::backend {
 
+// Disk.disk_type and DiskCreate.disk_type: Crucible (replicated across sleds) or sled-local NVMe.
+inline constexpr const char* kDiskTypeDistributed = "distributed";
+inline constexpr const char* kDiskTypeLocal = "local";
+
 struct DiskState {
   DiskStatus status = DiskStatus::kUnknown;
   std::string instance;  // the instance id when HoldsInstance(status); else empty
@@ -22,7 +26,7 @@ struct Disk {
   uint64_t size = 0;
   uint64_t block_size = 0;
   DiskState state;
-  std::string disk_type;  // "distributed" or "local"
+  std::string disk_type;  // kDiskTypeDistributed or kDiskTypeLocal
   bool read_only = false;
   std::string time_created, time_modified;
 };
@@ -77,8 +81,9 @@ struct PageRequest {
 struct DiskCreate {
   std::string name, description;
   uint64_t size = 0;
-  uint64_t block_size = 4096;  // blank disks only
-  std::string snapshot_id;     // set: the disk is created from this snapshot
+  uint64_t block_size = 4096;  // blank distributed disks only (a local disk's is always 4096)
+  std::string snapshot_id;     // set: the disk is created from this snapshot (distributed only)
+  std::string disk_type = kDiskTypeDistributed;  // kDiskTypeLocal: {"type":"local"}, no source
 };
 
 struct SnapshotCreate {

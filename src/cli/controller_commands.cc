@@ -38,6 +38,9 @@ int Create(const CliContext& context, const ParsedArgs& args) {
     (*request.mutable_parameters())[csi_adapter::kBlockSizeParameter] =
         std::to_string(args.Number("block-size"));
   }
+  if (args.Has("disk-type")) {
+    (*request.mutable_parameters())[csi_adapter::kDiskTypeParameter] = args.Get("disk-type");
+  }
   if (args.Has("from-snapshot")) {
     request.mutable_volume_content_source()->mutable_snapshot()->set_snapshot_id(
         args.Get("from-snapshot"));
@@ -194,6 +197,11 @@ std::vector<Command> ControllerCommands() {
   constexpr uint64_t kMaxEntries = 2147483647;  // max_entries is an int32
   const FlagSpec page_token = StringFlag(
       "token", "T", "Start at this page (the next_token of the previous page).", "starting_token");
+  FlagSpec disk_type = StringFlag("disk-type", "TYPE",
+                                  "distributed (the default; replicated) or local "
+                                  "(sled-local NVMe: no snapshots or clones).",
+                                  "diskType");
+  disk_type.choices = {"distributed", "local"};
   FlagSpec from_snapshot =
       StringFlag("from-snapshot", "ID", "Restore this snapshot.", "snapshot_id");
   from_snapshot.conflicts_with = {"from-volume"};
@@ -205,13 +213,14 @@ std::vector<Command> ControllerCommands() {
         .help = "CreateVolume: make (or find) the volume for this CSI name, blank, restored from "
                 "a snapshot or cloned from a volume.",
         .positionals = {{.name = "name"}},
-        .flags = With(
-            {NumberFlag("size-gib", "N", 1, kMaxDiskGiB, "GiB",
-                        "The size; without it the plugin's default size.", "required_bytes"),
-             NumberFlag("block-size", "N", 512, 4096, "bytes",
-                        "The disk's block size: 512, 2048 or 4096.", "blockSize"),
-             from_snapshot, StringFlag("from-volume", "ID", "Clone this volume.", "volume_id")},
-            CapabilityFlags())},
+        .flags =
+            With({NumberFlag("size-gib", "N", 1, kMaxDiskGiB, "GiB",
+                             "The size; without it the plugin's default size.", "required_bytes"),
+                  NumberFlag("block-size", "N", 512, 4096, "bytes",
+                             "The disk's block size: 512, 2048 or 4096.", "blockSize"),
+                  disk_type, from_snapshot,
+                  StringFlag("from-volume", "ID", "Clone this volume.", "volume_id")},
+                 CapabilityFlags())},
        Create},
       {{.group = "controller",
         .verb = "delete",

@@ -37,6 +37,8 @@ void ControllerService::FillVolume(const Disk& disk, csi::v1::Volume* volume) co
   volume->set_volume_id(disk.id);
   volume->set_capacity_bytes(static_cast<int64_t>(disk.size));
   (*volume->mutable_volume_context())[kDiskNameKey] = disk.name;
+  (*volume->mutable_volume_context())[kDiskTypeKey] =
+      disk.disk_type.empty() ? backend::kDiskTypeDistributed : disk.disk_type;
   (*volume->add_accessible_topology()->mutable_segments())[kTopologyKey] = zone_;
 }
 
@@ -62,7 +64,8 @@ void ControllerService::CreateVolume(const rpc::CallInfo&,
       .block_size = params.block_size,
       .block_size_requested = params.block_size_given,
       .snapshot_id = "",
-      .clone_source = ""};
+      .clone_source = "",
+      .disk_type = params.disk_type};
   // What the node needs besides the disk: the filesystem options and whether it encrypts.
   std::map<std::string, std::string> context = checked->fs_context;
   if (params.encrypted) context[kEncryptedParameter] = "true";

@@ -1,7 +1,8 @@
 // ControllerService: CreateVolume with a volume_content_source. A snapshot source is restored (the
 // new disk is made from the Oxide snapshot, which must be ready); a volume source is cloned (the
 // VolumeEngine snapshots it into a temporary snapshot first). The new volume is at least as big
-// as its source and inherits its block size. Loop thread only.
+// as its source and inherits its block size. A local volume is never a source (INVALID_ARGUMENT:
+// Oxide cannot snapshot it). Loop thread only.
 #include "config/validation.h"
 #include "csi/controller_service.h"
 #include "csi/volume_request.h"
@@ -80,6 +81,13 @@ void ControllerService::CreateFromSource(engine::CreateSpec spec,
               return AnswerExisting(spec, missing, answer);
             }
             return answer(disk.status());
+          }
+          if (disk->disk_type == backend::kDiskTypeLocal) {
+            // A clone is made from a snapshot of its source, and Oxide snapshots no local disk.
+            return answer(InvalidArgument(
+                "volume " + id +
+                " (volume_content_source) is a local disk and cannot be cloned: Oxide cannot "
+                "snapshot local disks, and a clone is made from a snapshot of its source"));
           }
           Status fits = FitSource(&spec, disk->size, "volume " + id);
           if (!fits.ok()) return answer(fits);

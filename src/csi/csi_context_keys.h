@@ -11,6 +11,9 @@ inline constexpr const char* kNvmeSerialKey = "nvmeSerial";
 // The Oxide disk's size in bytes, as a decimal string (publish_context). The node refuses to
 // format a device whose size differs: a reused device name can still show another disk's size.
 inline constexpr const char* kDiskSizeBytesKey = "diskSizeBytes";
+// The Oxide disk's type, "distributed" or "local" (volume_context: CreateVolume, ListVolumes,
+// ControllerGetVolume). Informational: the node does not read it.
+inline constexpr const char* kDiskTypeKey = "diskType";
 
 // Filesystem options (volume_context; the StorageClass parameters of the same names): what mkfs
 // applies when NodeStageVolume formats a blank device. Decimal byte counts, or true/false for

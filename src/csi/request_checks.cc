@@ -59,6 +59,16 @@ StatusOr<CreateVolumeChecks> CheckCreateVolume(const csi::v1::CreateVolumeReques
   auto fs_context = CheckFilesystemParameters(request.parameters(), request.volume_capabilities(),
                                               params->block_size);
   if (!fs_context.ok()) return fs_context.status();
+  if (params->disk_type == backend::kDiskTypeLocal && request.has_volume_content_source()) {
+    // Oxide makes a local disk only blank: no snapshot source, and a clone needs one.
+    return InvalidArgument(
+        std::string("parameter ") + kDiskTypeParameter +
+        "=\"local\" cannot be combined with volume_content_source (" +
+        (request.volume_content_source().has_volume() ? "a volume to clone"
+                                                      : "a snapshot to restore") +
+        "): Oxide makes local disks only blank (no snapshot source, and a clone needs a "
+        "snapshot); restore or clone into a StorageClass with diskType distributed");
+  }
   StatusOr<uint64_t> size =
       ChooseDiskSize(request.capacity_range(), default_size, request.has_capacity_range());
   if (!size.ok()) return size.status();

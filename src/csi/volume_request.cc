@@ -112,18 +112,25 @@ StatusOr<VolumeParameters> ParseParameters(
       parsed.encrypted = value == "true";
     } else if (IsFilesystemOptionKey(key)) {
       continue;  // checked against the capabilities' fs type: csi/filesystem_options.h
+    } else if (key == kDiskTypeParameter) {
+      StatusOr<std::string> disk_type = ParseDiskType(value);
+      if (!disk_type.ok()) return disk_type.status();
+      parsed.disk_type = *disk_type;
     } else if (key.rfind(kProvisionerParameterPrefix, 0) == 0) {
       if (key == "csi.storage.k8s.io/pvc/name") parsed.pvc_name = value;
       if (key == "csi.storage.k8s.io/pvc/namespace") parsed.pvc_namespace = value;
     } else {
       return InvalidArgument(
           "parameter \"" + key +
-          "\" is not known; the accepted parameters are blockSize "
-          "(512|2048|4096), encrypted (true|false), the filesystem options "
-          "fsBlockSize, inodeSize, bytesPerInode, numberOfInodes, ext4BigAlloc "
-          "and ext4ClusterSize, and the provisioner's csi.storage.k8s.io/* keys");
+          "\" is not known; the accepted parameters are blockSize (512|2048|4096), diskType "
+          "(distributed|local), encrypted (true|false), the filesystem options fsBlockSize, "
+          "inodeSize, bytesPerInode, numberOfInodes, ext4BigAlloc and ext4ClusterSize, and the "
+          "provisioner's csi.storage.k8s.io/* keys");
     }
   }
+  Status fits =
+      CheckDiskTypeBlockSize(parsed.disk_type, parsed.block_size, parsed.block_size_given);
+  if (!fits.ok()) return fits;
   return parsed;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "csi.pb.h"
+#include "csi/disk_type_parameter.h"
 #include "util/status.h"
 
 namespace oxide::csi_adapter {
@@ -36,6 +37,7 @@ struct VolumeParameters {
   bool block_size_given = false;
   bool encrypted = false;
   std::string pvc_name, pvc_namespace;
+  std::string disk_type = backend::kDiskTypeDistributed;  // diskType (disk_type_parameter.h)
 };
 StatusOr<VolumeParameters> ParseParameters(
     const google::protobuf::Map<std::string, std::string>& parameters);

@@ -48,6 +48,11 @@ std::string StatusText(const Disk& disk) {
   return backend::DiskStatusName(disk.state.status);
 }
 
+// An answer without disk_type (older than local disks) is of a distributed disk.
+std::string DiskTypeOf(const Disk& disk) {
+  return disk.disk_type.empty() ? backend::kDiskTypeDistributed : disk.disk_type;
+}
+
 std::string GiB(uint64_t bytes) {
   constexpr uint64_t kGiB = 1ull << 30;
   if (bytes % kGiB == 0) return std::to_string(bytes / kGiB) + " GiB";
@@ -199,6 +204,7 @@ void VolumeEngine::Create(const CreateSpec& spec, const std::string& fingerprint
   if (before && !HoldAlso(spec.disk_name, before->volume_id)) return;
   json args = {{"co_name", spec.co_name}, {"size", spec.size}, {"block_size", spec.block_size}};
   if (!spec.snapshot_id.empty()) args["snapshot_id"] = spec.snapshot_id;
+  if (spec.disk_type != backend::kDiskTypeDistributed) args["disk_type"] = spec.disk_type;
   if (!spec.clone_source.empty()) {
     args["clone_source"] = spec.clone_source;
     args["temp_snapshot"] = CloneSnapshotNameFor(spec.co_name);
@@ -232,7 +238,8 @@ void VolumeEngine::SendCreate(const JobPtr& job, const CreateSpec& spec) {
                               .description = spec.description,
                               .size = spec.size,
                               .block_size = spec.block_size,
-                              .snapshot_id = spec.snapshot_id};
+                              .snapshot_id = spec.snapshot_id,
+                              .disk_type = spec.disk_type};
   oxide_->CreateDisk(request, [this, alive = alive_, job](StatusOr<Disk> created) {
     if (!*alive) return;
     if (created.ok()) tracker_.Alias(job->key, created->id);
@@ -298,6 +305,8 @@ void VolumeEngine::ConfirmCreate(const JobPtr& job, const Status& create_error) 
           mismatch = "its size " + GiB(disk.size) + " is below the required " + GiB(spec.required);
         } else if (spec.limit > 0 && disk.size > spec.limit) {
           mismatch = "its size " + GiB(disk.size) + " is above the limit " + GiB(spec.limit);
+        } else if (DiskTypeOf(disk) != spec.disk_type) {
+          mismatch = "it is a " + DiskTypeOf(disk) + " disk, not " + spec.disk_type;
         } else if (spec.block_size_requested && disk.block_size != spec.block_size) {
           mismatch = "its block size is " + std::to_string(disk.block_size) + ", not " +
                      std::to_string(spec.block_size);

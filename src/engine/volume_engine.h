@@ -30,6 +30,8 @@ struct CreateSpec {
   bool block_size_requested = false;  // an existing disk must then have this block size
   std::string snapshot_id;            // restore: the disk is made from this Oxide snapshot
   std::string clone_source;           // clone: the volume (disk id) whose data the new disk gets
+  // backend::kDiskTypeDistributed or kDiskTypeLocal (blank only); an existing disk must match.
+  std::string disk_type = backend::kDiskTypeDistributed;
 };
 
 struct EngineOptions {

@@ -98,6 +98,7 @@ HttpResponse put_config(Model& model, const nlohmann::json& body) {
   model.quota.storage = body.value("storage_quota", model.quota.storage);
   model.quota.cpus = body.value("cpus_quota", model.quota.cpus);
   model.quota.memory = body.value("memory_quota", model.quota.memory);
+  model.physical_disk_bytes = body.value("physical_disk_bytes", model.physical_disk_bytes);
   model.save_quota();
   return control_json(200, {{"create_delay_ms", timing.create_delay_ms},
                             {"delete_delay_ms", timing.delete_delay_ms},
@@ -106,7 +107,8 @@ HttpResponse put_config(Model& model, const nlohmann::json& body) {
                             {"hotplug", timing.hotplug},
                             {"storage_quota", model.quota.storage},
                             {"cpus_quota", model.quota.cpus},
-                            {"memory_quota", model.quota.memory}});
+                            {"memory_quota", model.quota.memory},
+                            {"physical_disk_bytes", model.physical_disk_bytes}});
 }
 
 // The instance a control path names by id or name; nullptr when there is none.

@@ -102,6 +102,10 @@ Disk plan_new_disk(Model& model, const Project& project, const DiskCreateParams&
   if (params.backend == "local" && params.size > kMaxLocal) {
     throw invalid_value("size", "requested size over 10 PiB");
   }
+  if (params.backend == "local" && model.physical_disk_bytes != 0 &&
+      params.size > model.physical_disk_bytes) {
+    throw invalid_value("size", "requested size is too large to fit on any physical disk");
+  }
   check_storage_quota(model, params.size + extra_storage);
   if (model.disk_named(project.id, params.name) != nullptr) {
     throw already_exists("disk", params.name);

@@ -34,6 +34,9 @@ class Model {
   std::map<std::string, Instance> instances;
   Quota quota;
   TimingSettings timing;
+  // The largest physical disk of any sled: a local disk must fit on one (0: no limit but the
+  // 10 PiB rule). Set through PUT /__sim/config; not persisted, cleared by reset.
+  uint64_t physical_disk_bytes = 0;
 
   // Lookups; nullptr when absent.
   Project* project_by(const NameOrId& selector);

@@ -213,6 +213,7 @@ void Simulator::reset() {
   // Requests still waiting on a transition get their answer (500: the object is gone).
   timeline_.RunAllNow();
   model_.quota = Quota{};
+  model_.physical_disk_bytes = 0;
   model_.timing = TimingSettings{options_.create_delay_ms, options_.delete_delay_ms,
                                  options_.instance_delay_ms, options_.async_mode, options_.hotplug};
   faults_.configure(options_.fault_seed, options_.fault_rules);

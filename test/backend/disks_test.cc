@@ -33,6 +33,28 @@ TEST_F(DiskTest, CreateGetByNameAndIdDelete) {
               StatusCode::kNotFound, {"delete disk \"pv-a\"", kRequestId});
 }
 
+// Unknown body fields refused, so a disk_source beside {"type":"local"} would fail the create.
+class StrictDiskTest : public BackendTest {
+ protected:
+  std::vector<std::string> sim_args() const override { return {"--reject-unknown-fields"}; }
+};
+
+TEST_F(StrictDiskTest, ALocalDiskIsCreatedWithTheLocalBackendAndNoSource) {
+  DiskCreate create;
+  create.name = "pv-local";
+  create.description = "test disk";
+  create.size = 3 * kGiB;
+  create.block_size = 512;  // a blank distributed disk's only: a local disk has 4096
+  create.disk_type = kDiskTypeLocal;
+  auto created =
+      Await<Disk>([&](Done<Disk> done) { client().CreateDisk(create, std::move(done)); });
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->disk_type, "local");
+  EXPECT_EQ(created->block_size, 4096U);
+  EXPECT_FALSE(created->snapshot_id.has_value());
+  EXPECT_EQ(GetDisk("pv-local")->disk_type, "local");
+}
+
 TEST_F(DiskTest, NamesThatNeedEncodingAreSentEncoded) {
   // Not a valid name: the server answers a 400 about the name, which proves it got it intact.
   // "?" and "&" did not end the path or split the query: the server saw the whole name.

@@ -119,14 +119,16 @@ INVARIANTS = {
                         "--instance-metadata-file is on a mounted volume",
     "csidriver-spec": "CSIDriver: attachRequired true, podInfoOnMount false, fsGroupPolicy File, "
                       "volumeLifecycleModes [Persistent]",
-    "storageclass-spec": "StorageClass oxide-disk exists; the driver's classes use "
-                         "WaitForFirstConsumer, no expansion, known parameters only",
+    "storageclass-spec": "StorageClass oxide-disk exists; the driver's classes (also those an "
+                         "example defines) use WaitForFirstConsumer, no expansion, known "
+                         "parameters only, and no blockSize but 4096 with diskType local",
     "shutdown-grace": "the plugin's --shutdown-grace (or --shutdown-grace-seconds) is shorter "
                       "than the pod's terminationGracePeriodSeconds",
     "log-format-json": "the plugin logs JSON (--log-format=json)",
     "namespace-privileged": "the namespace of the privileged node pods allows them (Pod "
                             "Security enforce=privileged)",
-    "examples-consistent": "deploy/kubernetes/examples only use classes the base defines",
+    "examples-consistent": "deploy/kubernetes/examples only use classes the base defines or "
+                           "that the example itself defines",
 }
 
 DEFAULT_DRIVER = "csi.oxide.computer"
@@ -844,21 +846,8 @@ def check_render(objs, where, version, r):
     for o in scs:
         if o.get("provisioner") != driver:
             continue
-        if o.get("volumeBindingMode") != "WaitForFirstConsumer":
-            r.fail(inv, where, f"{kind_name(o)}: volumeBindingMode is "
-                               f"{o.get('volumeBindingMode')!r}, want WaitForFirstConsumer")
-        if o.get("allowVolumeExpansion") is not False:
-            r.fail(inv, where, f"{kind_name(o)}: allowVolumeExpansion is "
-                               f"{o.get('allowVolumeExpansion')!r}; the plugin cannot expand volumes")
-        for k, v in (o.get("parameters") or {}).items():
-            if k == "blockSize":
-                if str(v) not in ("512", "2048", "4096"):
-                    r.fail(inv, where, f"{kind_name(o)}: blockSize {v!r} is not 512, 2048 or 4096")
-            elif k == "csi.storage.k8s.io/fstype":
-                if v not in ("ext4", "xfs"):
-                    r.fail(inv, where, f"{kind_name(o)}: fstype {v!r} is not ext4 or xfs")
-            elif not k.startswith("csi.storage.k8s.io/"):
-                r.fail(inv, where, f"{kind_name(o)}: unknown parameter {k!r}")
+        for problem in storageclass_problems(o):
+            r.fail(inv, where, problem)
     r.done(inv, where)
 
     # ---- plugin process settings
@@ -891,6 +880,34 @@ def check_render(objs, where, version, r):
 
 
 # ---------------------------------------------------------------- node identity, metrics
+
+def storageclass_problems(o):
+    """What is wrong with a StorageClass of the driver (empty when nothing)."""
+    problems = []
+    if o.get("volumeBindingMode") != "WaitForFirstConsumer":
+        problems.append(f"{kind_name(o)}: volumeBindingMode is "
+                        f"{o.get('volumeBindingMode')!r}, want WaitForFirstConsumer")
+    if o.get("allowVolumeExpansion") is not False:
+        problems.append(f"{kind_name(o)}: allowVolumeExpansion is "
+                        f"{o.get('allowVolumeExpansion')!r}; the plugin cannot expand volumes")
+    params = o.get("parameters") or {}
+    for k, v in params.items():
+        if k == "blockSize":
+            if str(v) not in ("512", "2048", "4096"):
+                problems.append(f"{kind_name(o)}: blockSize {v!r} is not 512, 2048 or 4096")
+        elif k == "diskType":
+            if v not in ("distributed", "local"):
+                problems.append(f"{kind_name(o)}: diskType {v!r} is not distributed or local")
+        elif k == "csi.storage.k8s.io/fstype":
+            if v not in ("ext4", "xfs"):
+                problems.append(f"{kind_name(o)}: fstype {v!r} is not ext4 or xfs")
+        elif not k.startswith("csi.storage.k8s.io/"):
+            problems.append(f"{kind_name(o)}: unknown parameter {k!r}")
+    if params.get("diskType") == "local" and str(params.get("blockSize", "4096")) != "4096":
+        problems.append(f"{kind_name(o)}: blockSize {params['blockSize']!r} with diskType local; "
+                        f"Oxide gives local disks 4096-byte blocks")
+    return problems
+
 
 def instance_id_sources(c):
     """(the plugin's --instance-id-source list, unknown or repeated names in it)."""
@@ -1262,19 +1279,30 @@ def main(argv=None):
         r.done("alerts", where)
         r.done("alert-metrics", where)
 
-    # examples refer to classes that the plain base defines
+    # examples refer to classes that the plain base defines, or that they define themselves
+    # (checked like the base's)
     base = renders.get("deploy/kubernetes") or renders.get("deploy/kubernetes/base")
     if base is not None:
-        classes = {(o.get("kind"), o["metadata"]["name"]) for o in base}
+        base_classes = {(o.get("kind"), o["metadata"]["name"]) for o in base}
         for rel, docs in parsed.items():
             if not rel.startswith("kubernetes/examples/"):
                 continue
+            own = [d for d in docs if d.get("kind") in ("StorageClass", "VolumeSnapshotClass")]
+            classes = base_classes | {(d["kind"], d["metadata"]["name"]) for d in own}
+            for d in own:
+                if d.get("kind") == "StorageClass" and d.get("provisioner") == DEFAULT_DRIVER:
+                    for problem in storageclass_problems(d):
+                        r.fail("storageclass-spec", rel, problem)
+                    r.done("storageclass-spec", rel)
             for d in docs:
                 spec = d.get("spec") or {}
-                sc = spec.get("storageClassName")
-                if sc is not None and ("StorageClass", sc) not in classes:
-                    r.fail("examples-consistent", rel, f"{kind_name(d)} uses StorageClass {sc!r}, "
-                                                       f"which the base does not define")
+                claims = [spec] + [(t.get("spec") or {})
+                                   for t in spec.get("volumeClaimTemplates") or []]
+                for sc in (c.get("storageClassName") for c in claims):
+                    if sc is not None and ("StorageClass", sc) not in classes:
+                        r.fail("examples-consistent", rel,
+                               f"{kind_name(d)} uses StorageClass {sc!r}, which neither the base "
+                               f"nor the example defines")
                 vsc = spec.get("volumeSnapshotClassName")
                 if vsc is not None and ("VolumeSnapshotClass", vsc) not in classes:
                     r.fail("examples-consistent", rel, f"{kind_name(d)} uses VolumeSnapshotClass "

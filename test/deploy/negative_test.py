@@ -692,6 +692,17 @@ def storageclass_unknown_parameter(cp):
             'blockSize: "4096"\n  type: ssd')
 
 
+@case("storageclass-spec")
+def storageclass_bad_disk_type(cp):
+    cp.text("kubernetes/examples/local-disk.yaml", "\n  diskType: local\n", "\n  diskType: nvme\n")
+
+
+@case("storageclass-spec")
+def storageclass_local_with_512_byte_blocks(cp):
+    cp.text("kubernetes/examples/local-disk.yaml", "\n  diskType: local\n",
+            '\n  diskType: local\n  blockSize: "512"\n')
+
+
 @case("shutdown-grace")
 def shutdown_grace_too_long(cp):
     cp.text(NODE, "--shutdown-grace=20s", "--shutdown-grace=45s")
@@ -717,6 +728,12 @@ def namespace_baseline(cp):
 def example_uses_unknown_class(cp):
     cp.text("kubernetes/examples/pvc-pod.yaml", "storageClassName: oxide-disk",
             "storageClassName: oxide-ssd")
+
+
+@case("examples-consistent")
+def example_claim_template_uses_unknown_class(cp):
+    cp.text("kubernetes/examples/local-disk.yaml", "storageClassName: oxide-disk-local",
+            "storageClassName: oxide-disk-nvme")
 
 
 # ---------------------------------------------------------------- node identity

@@ -23,6 +23,7 @@ mount='volume_capabilities { mount { fs_type: "ext4" mount_flags: "noatime" } ac
 cap='volume_capability { mount { fs_type: "xfs" } access_mode { mode: SINGLE_NODE_WRITER } }'
 block='volume_capability { block {} access_mode { mode: SINGLE_NODE_SINGLE_WRITER } }'
 csi CreateVolumeRequest 0 create "name: \"pvc-1\" capacity_range { required_bytes: 1073741824 } $mount parameters { key: \"blockSize\" value: \"4096\" } parameters { key: \"csi.storage.k8s.io/pvc/name\" value: \"data\" } accessibility_requirements { requisite { segments { key: \"topology.csi.oxide.computer/zone\" value: \"oxide\" } } }"
+csi CreateVolumeRequest 0 create-local-restore "name: \"pvc-3\" $mount parameters { key: \"diskType\" value: \"local\" } parameters { key: \"blockSize\" value: \"4096\" } volume_content_source { snapshot { snapshot_id: \"$uuid\" } }"
 csi CreateVolumeRequest 0 create-clone "name: \"pvc-2\" $mount volume_content_source { volume { volume_id: \"${uuid^^}\" } }"
 csi DeleteVolumeRequest 1 delete "volume_id: \"$uuid\" secrets { key: \"token\" value: \"x\" }"
 csi ControllerPublishVolumeRequest 2 publish "volume_id: \"$uuid\" node_id: \"$uuid\" $cap readonly: true"

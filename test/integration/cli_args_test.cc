@@ -40,7 +40,9 @@ const std::vector<BadInvocation> kBadInvocations = {
      "error: --size-gib: \"3abc\" is not a whole number of GiB"},
     {{"controller", "create", "v2", "--bogus-flag"},
      "error: unknown flag --bogus-flag for controller create; its flags: --size-gib, "
-     "--block-size, --from-snapshot, --from-volume, --block, --fs-type, --readonly"},
+     "--block-size, --disk-type, --from-snapshot, --from-volume, --block, --fs-type, --readonly"},
+    {{"controller", "create", "v2", "--disk-type=nvme"},
+     "error: --disk-type: \"nvme\" is not one of distributed or local"},
     {{"controller", "create", "v2", "--sizegib=3"},
      "error: unknown flag --sizegib for controller create (did you mean --size-gib?)"},
     {{"controller", "create", "v2", "--size-gib=0"},
@@ -189,6 +191,9 @@ TEST_F(CliArgsTest, GoodInvocationsTakeFlagValuesEitherWay) {
       {"controller", "create", "pvc-equals", "--size-gib=1023", "--block-size=4096", "--block"});
   EXPECT_EQ(equals.exit_code, 0) << equals.err;
   EXPECT_NE(equals.out.find("capacity_bytes: 1098437885952"), std::string::npos) << equals.out;
+  ProcessResult local = Ctl({"controller", "create", "pvc-local", "--disk-type", "local"});
+  EXPECT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_NE(local.out.find("diskType=local"), std::string::npos) << local.out;
   ProcessResult dashes = Ctl({"controller", "get", "--", "--not-a-flag"});
   EXPECT_EQ(dashes.exit_code, 1) << "`--` ends the flags: the id reaches the plugin";
   EXPECT_EQ(dashes.err.find("unknown flag"), std::string::npos) << dashes.err;
@@ -221,7 +226,14 @@ TEST_F(CliArgsTest, ThePluginsInvalidArgumentNamesTheFlags) {
   EXPECT_EQ(fs.err,
             "error: INVALID_ARGUMENT: --fs-type \"btrfs\" is not supported; use ext4 or xfs "
             "(fs_type)\n");
-  EXPECT_EQ(CallsServed(), served_before + 3) << "these three are the plugin's to judge";
+  ProcessResult local_512 =
+      Ctl({"controller", "create", "pvc-local-512", "--disk-type=local", "--block-size=512"});
+  EXPECT_EQ(local_512.exit_code, 1);
+  EXPECT_NE(local_512.err.find("error: INVALID_ARGUMENT: parameter --block-size=\"512\" does not "
+                               "go with --disk-type=\"local\""),
+            std::string::npos)
+      << local_512.err;
+  EXPECT_EQ(CallsServed(), served_before + 4) << "these four are the plugin's to judge";
 }
 
 TEST(CliConnect, NoPluginSaysWhereItLookedAndWhatToCheck) {

@@ -1,7 +1,8 @@
 // The whole life of a volume through the real plugin in --mode=all, against oxide-sim with guest
 // device emulation (a disk attached to a running guest_local instance appears as a real loop
 // device with its NVMe serial in the simulator's sysfs tree): create, attach, stage, publish,
-// write, tear down, attach and mount again, find the data, tear down, delete. Needs root.
+// write, tear down, attach and mount again, find the data, tear down, delete; and the same once
+// for a local (sled-local) volume. Needs root.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -59,6 +60,34 @@ TEST_F(LifecycleTest, FilesystemOptionsOfCreateVolumeReachTheNodesMkfs) {
   EXPECT_NE(superblock.find("Inode count:              16384"), std::string::npos) << superblock;
   UnmountAndDetach(*node, volume);
   ASSERT_TRUE(Delete(volume.volume_id()).ok());
+}
+
+TEST_F(LifecycleTest, ALocalVolumeIsCreatedMountedWrittenAndDeleted) {
+  auto node = csi::v1::Node::NewStub(UnixChannel(setup_->socket_path()));
+  csi::v1::CreateVolumeRequest request = CreateRequest("pvc-local-lifecycle", 2);
+  (*request.mutable_parameters())["diskType"] = "local";
+  csi::v1::CreateVolumeResponse created;
+  grpc::Status status = Create(request, &created);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const csi::v1::Volume& volume = created.volume();
+  EXPECT_EQ(volume.volume_context().at("diskType"), "local");
+  EXPECT_EQ(SimDisk(volume.volume_id())["disk_type"], "local");
+
+  // ControllerPublish, NodeStage (mkfs.ext4, mount), NodePublish.
+  ASSERT_NO_FATAL_FAILURE(MountAndCheck(*node, volume));
+  EXPECT_NE(LogLineWith(ReadFile("/proc/self/mountinfo"), staging_).find(" ext4 "),
+            std::string::npos)
+      << "the staged local disk carries the ext4 the node made";
+  WriteFile(target_ + "/data.txt", "on a sled-local disk");
+  EXPECT_EQ(ReadFile(target_ + "/data.txt"), "on a sled-local disk");
+  // NodeUnpublish, NodeUnstage, ControllerUnpublish.
+  ASSERT_NO_FATAL_FAILURE(UnmountAndDetach(*node, volume));
+  EXPECT_EQ(SimDisk(volume.volume_id())["state"]["state"], "detached");
+
+  ASSERT_TRUE(Delete(volume.volume_id()).ok());
+  EXPECT_TRUE(SimDisk(volume.volume_id()).is_null());
+  std::string mounts = ReadFile("/proc/self/mountinfo");
+  EXPECT_EQ(mounts.find(work_.path()), std::string::npos) << "no mount left behind";
 }
 
 }  // namespace

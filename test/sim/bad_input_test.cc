@@ -229,5 +229,15 @@ TEST_F(StrictFieldsTest, UnknownFieldsAreRejectedWhenAskedFor) {
   EXPECT_EQ(api().post("/v1/disks?project=demo", blank_disk("pv-a")).status, 201);
 }
 
+TEST_F(StrictFieldsTest, ALocalDiskTakesNoDiskSource) {
+  nlohmann::json body = blank_disk("pv-local");
+  body["disk_backend"]["type"] = "local";
+  Reply refused = api().post("/v1/disks?project=demo", body);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.body.find("unknown field `disk_source`"), std::string::npos) << refused.body;
+  body["disk_backend"].erase("disk_source");
+  EXPECT_EQ(api().post("/v1/disks?project=demo", body).status, 201);
+}
+
 }  // namespace
 }  // namespace sim_test

@@ -171,18 +171,81 @@ TEST_F(DiskTest, ImageSourceIsNotFoundAndImportEndsImportReady) {
                "disk cannot be deleted in state \"import_ready\"");
 }
 
+nlohmann::json local_disk(const std::string& name, uint64_t size) {
+  return {
+      {"name", name}, {"description", ""}, {"size", size}, {"disk_backend", {{"type", "local"}}}};
+}
+
 TEST_F(DiskTest, LocalDisks) {
-  nlohmann::json local = {{"name", "loc"},
-                          {"description", ""},
-                          {"size", 4 * kGiB},
-                          {"disk_backend", {{"type", "local"}}}};
-  Reply made = api().post("/v1/disks?project=demo", local);
+  Reply made = api().post("/v1/disks?project=demo", local_disk("loc", 4 * kGiB));
   ASSERT_EQ(made.status, 201) << made.body;
   EXPECT_EQ(made.json()["disk_type"], "local");
   EXPECT_EQ(made.json()["block_size"], 4096);
+  EXPECT_EQ(made.json()["state"], nlohmann::json({{"state", "creating"}}));
+  EXPECT_TRUE(made.json()["snapshot_id"].is_null());
+  EXPECT_TRUE(made.json()["image_id"].is_null());
+  EXPECT_EQ(made.json()["read_only"], false);
+  EXPECT_EQ(disk_state("loc"), nlohmann::json({{"state", "detached"}}));
+  EXPECT_EQ(api().get("/v1/disks/loc?project=demo").json()["disk_type"], "local");
   expect_error(api().post("/v1/snapshots?project=demo",
                           {{"name", "s"}, {"description", ""}, {"disk", "loc"}}),
                400, "InvalidRequest", "can't create a snapshot of a local storage disk");
+}
+
+TEST_F(DiskTest, ALocalDiskHasNoSourceAndAlways4096ByteBlocks) {
+  // serde ignores a disk_source beside {"type":"local"} like any unknown field (no
+  // deny_unknown_fields); the disk is still blank, read-write, with 4096-byte blocks.
+  nlohmann::json body = local_disk("loc-src", kGiB);
+  body["disk_backend"]["disk_source"] = {{"type", "blank"}, {"block_size", 512}};
+  Reply made = api().post("/v1/disks?project=demo", body);
+  ASSERT_EQ(made.status, 201) << made.body;
+  EXPECT_EQ(made.json()["block_size"], 4096);
+  EXPECT_TRUE(made.json()["snapshot_id"].is_null());
+  EXPECT_EQ(made.json()["read_only"], false);
+  const std::string snapshot_source = create_disk("dist", 1)["id"];
+  Reply snapshot = api().post("/v1/snapshots?project=demo",
+                              {{"name", "snap"}, {"description", ""}, {"disk", snapshot_source}});
+  ASSERT_EQ(snapshot.status, 201) << snapshot.body;
+  body = local_disk("loc-snap", kGiB);
+  body["disk_backend"]["disk_source"] = {{"type", "snapshot"},
+                                         {"snapshot_id", snapshot.json()["id"]}};
+  made = api().post("/v1/disks?project=demo", body);
+  ASSERT_EQ(made.status, 201) << made.body;
+  EXPECT_TRUE(made.json()["snapshot_id"].is_null()) << "a local disk is never made from a source";
+}
+
+TEST_F(DiskTest, LocalSizeChecksInServerOrder) {
+  auto create = [&](const std::string& name, uint64_t size) {
+    return api().post("/v1/disks?project=demo", local_disk(name, size));
+  };
+  expect_error(create("loc", kGiB + 512), 400, "InvalidValue",
+               "unsupported value for \"size and block_size\": total size must be a multiple of "
+               "block size 4096");
+  expect_error(create("loc", kGiB / 2), 400, "InvalidValue",
+               "unsupported value for \"size\": total size must be at least 1 GiB");
+  expect_error(create("loc", kGiB + 4096), 400, "InvalidValue",
+               "unsupported value for \"size\": total size must be a multiple of 1 GiB");
+  // Above the distributed limit is fine for a local disk; over 10 PiB is refused before the
+  // (10 TiB) quota is looked at.
+  EXPECT_EQ(create("loc-big", 1024 * kGiB).status, 201);
+  expect_error(create("loc", 10 * 1024 * 1024 * kGiB + kGiB), 400, "InvalidValue",
+               "unsupported value for \"size\": requested size over 10 PiB");
+  // The largest physical disk, when set, bounds local disks only, before the quota.
+  Reply config = api().put("/__sim/config", {{"physical_disk_bytes", 8 * kGiB}});
+  ASSERT_EQ(config.status, 200);
+  EXPECT_EQ(config.json()["physical_disk_bytes"], 8 * kGiB);
+  expect_error(create("loc", 9 * kGiB), 400, "InvalidValue",
+               "unsupported value for \"size\": requested size is too large to fit on any "
+               "physical disk");
+  EXPECT_EQ(create("loc-fits", 8 * kGiB).status, 201);
+  EXPECT_EQ(create_disk("dist-big", 9)["disk_type"], "distributed");
+  ASSERT_EQ(api().put("/__sim/config", {{"storage_quota", 1040 * kGiB}}).status, 200);
+  expect_error(create("loc", 8 * kGiB), 507, "InsufficientCapacity",
+               "Insufficient capacity: Storage Limit Exceeded: Not enough storage to complete "
+               "request. Either remove unneeded disks and snapshots to free up resources or "
+               "contact the rack operator to request a capacity increase.");
+  ASSERT_EQ(api().post("/__sim/reset", nlohmann::json::object()).status, 200);
+  EXPECT_EQ(api().get("/__sim/config").json()["physical_disk_bytes"], 0);
 }
 
 }  // namespace

@@ -233,6 +233,32 @@ class HotplugTest : public SimTest {
   std::vector<std::string> sim_args() const override { return {"--hotplug"}; }
 };
 
+nlohmann::json local_disk(const std::string& name) {
+  return {
+      {"name", name}, {"description", ""}, {"size", kGiB}, {"disk_backend", {{"type", "local"}}}};
+}
+
+TEST_F(InstanceTest, ALocalDiskAttachesOnlyToAStoppedInstanceLikeAnyDisk) {
+  ASSERT_EQ(api().post("/v1/disks?project=demo", local_disk("loc")).status, 201);
+  control_instance("vm", "starting");
+  expect_error(api().post("/v1/instances/vm/disks/attach?project=demo", {{"disk", "loc"}}), 400,
+               "InvalidRequest", "cannot attach disk: instance is not fully stopped");
+  control_instance("stopped-vm", "stopped");
+  EXPECT_EQ(attach("stopped-vm", "loc")["state"]["state"], "attached");
+}
+
+TEST_F(HotplugTest, ALocalDiskCannotAttachWhileTheInstanceIsStarting) {
+  ASSERT_EQ(api().post("/v1/disks?project=demo", local_disk("loc")).status, 201);
+  create_disk("dist");
+  control_instance("vm", "starting");
+  expect_error(api().post("/v1/instances/vm/disks/attach?project=demo", {{"disk", "loc"}}), 409,
+               "Conflict", "cannot attach local storage disk: instance is starting");
+  EXPECT_EQ(disk_state("loc"), nlohmann::json({{"state", "detached"}}));
+  EXPECT_EQ(attach("vm", "dist")["state"]["state"], "attached");
+  control_instance("running-vm", "running");
+  EXPECT_EQ(attach("running-vm", "loc")["state"]["state"], "attached");
+}
+
 TEST_F(HotplugTest, AttachAndDetachWhileRunning) {
   create_disk("pv-a");
   control_instance("vm", "running");
