@@ -499,6 +499,12 @@ def controller_wrong_priority(cp):
 
 
 @case("node-tolerations")
+def node_does_not_tolerate_the_startup_taint(cp):
+    cp.text(NODE, "        - operator: Exists\n",
+            "        - operator: Exists\n          effect: NoSchedule\n")
+
+
+@case("node-tolerations")
 def node_tolerates_only_one_taint(cp):
     cp.text(NODE, "        - operator: Exists\n",
             "        - key: node-role.kubernetes.io/control-plane\n          operator: Exists\n")
@@ -749,7 +755,24 @@ def node_name_missing(cp):
 
 @case("node-rbac-get-nodes")
 def node_rbac_lists_nodes(cp):
-    cp.text(RBAC_NODE, 'verbs: ["get"]', 'verbs: ["get", "list", "watch"]')
+    cp.text(RBAC_NODE, 'verbs: ["get", "patch"]', 'verbs: ["get", "patch", "list", "watch"]')
+
+
+@case("node-rbac-get-nodes")
+def node_rbac_cannot_patch_nodes(cp):
+    # the startup taint removal (on by default) would get HTTP 403
+    cp.text(RBAC_NODE, 'verbs: ["get", "patch"]', 'verbs: ["get"]')
+
+
+@case("node-rbac-get-nodes")
+def node_rbac_cannot_read_csinodes(cp):
+    cp.text(RBAC_NODE, 'resources: ["csinodes"]', 'resources: ["csidrivers"]')
+
+
+@case("node-rbac-get-nodes")
+def node_rbac_patches_with_the_removal_off(cp):
+    # --remove-startup-taint=false: patch and csinodes are more than the plugin needs
+    cp.text(NODE, "- --remove-startup-taint=true", "- --remove-startup-taint=false")
 
 
 @case("node-rbac-get-nodes")
