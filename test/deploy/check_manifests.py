@@ -116,6 +116,9 @@ INVARIANTS = {
               "beside deploy/)",
     "alert-metrics": "every metric an alert expression selects (histogram suffixes stripped) is "
                      "a family of deploy/grafana/metric-families.txt, i.e. one the plugin exports",
+    "dashboard-alerts": "every metric family an alert reads appears in some Grafana panel, and "
+                        "each alert has a panel that names it in its description and queries "
+                        "every family the alert reads",
     "node-instance-id": "the node plugin learns its Oxide instance id: --instance-id-source "
                         "(default env,file,kubernetes) names known sources, at least one of them "
                         "is set up (env: OXIDE_INSTANCE_ID; file: --instance-metadata-file on a "
@@ -1307,6 +1310,14 @@ def main(argv=None):
         alert_checks.check_alerts(objs, where, families, os.path.dirname(deploy), r.fail)
         r.done("alerts", where)
         r.done("alert-metrics", where)
+        # and the dashboard shows what each alert watches
+        alerts = [(rule.get("alert"), rule.get("expr")) for _, _, rule in
+                  alert_checks.alert_rules(objs)
+                  if isinstance(rule.get("alert"), str) and isinstance(rule.get("expr"), str)]
+        if alerts:
+            dashboard_checks.check_alert_panels(alerts, dashboard_checks.dashboard_panels(deploy),
+                                                families, where, r.fail)
+            r.done("dashboard-alerts", where)
 
     # examples refer to classes that the plain base defines
     base = renders.get("deploy/kubernetes") or renders.get("deploy/kubernetes/base")

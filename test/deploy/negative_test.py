@@ -601,6 +601,32 @@ def alert_on_a_histogram_without_its_series(cp):
             "oxide_csi_store_commit_duration_seconds > 5")
 
 
+DASHBOARD = "grafana/oxide-csi-dashboard.json"
+
+
+@case("dashboard-alerts")
+def alert_family_in_no_panel(cp):
+    # the oldest-pending panel queries the in-flight gauge instead: nothing shows the family
+    # OxideCSIOperationsPending reads
+    cp.text(DASHBOARD, "time() - oxide_csi_oldest_pending_operation_start_time_seconds"
+            "{instance=~\\\"$instance\\\"} and oxide_csi_oldest_pending_operation_start_time_seconds",
+            "oxide_csi_rpcs_in_flight{instance=~\\\"$instance\\\"} and oxide_csi_rpcs_in_flight")
+
+
+@case("dashboard-alerts")
+def alert_named_by_no_panel(cp):
+    cp.text(DASHBOARD, "Alert: OxideCSIRPCErrorRatioHigh", "Alert: the error ratio one")
+
+
+@case("dashboard-alerts")
+def alert_panel_without_the_alerts_family(cp):
+    # the panel naming OxideCSINodeStageFailing graphs the RPC counts, not the node operations
+    cp.text(DASHBOARD, "oxide_csi_node_operation_duration_seconds_count{instance=~\\\"$instance\\\", "
+            "operation=\\\"stage\\\"",
+            "oxide_csi_rpc_duration_seconds_count{instance=~\\\"$instance\\\", "
+            "operation=\\\"stage\\\"")
+
+
 # ---------------------------------------------------------------- sidecar sets, spec
 
 @case("controller-sidecars")
