@@ -22,7 +22,8 @@ Status Describe(const KubernetesResponse& response, const KubernetesApiOptions& 
     case 401:
       return Status(StatusCode::kPermissionDenied,
                     http + ": the API server refused the service account token in " +
-                        options.credentials_dir + "/token" + KubernetesStatusMessage(response.body));
+                        options.credentials_dir + "/token" +
+                        KubernetesStatusMessage(response.body));
     case 403:
       return Status(StatusCode::kPermissionDenied,
                     http +

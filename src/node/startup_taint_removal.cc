@@ -64,8 +64,10 @@ void StartupTaintRemoval::OnPass(StatusOr<TaintStep> step) {
         if (!waiting_logged_) {
           waiting_logged_ = true;
           log::Info("waiting for node-driver-registrar to register " + options_.driver_name +
-                        " on Node " + options_.node_name + " (its CSINode lists the driver) "
-                        "before removing the startup taint " + kAgentNotReadyTaint,
+                        " on Node " + options_.node_name +
+                        " (its CSINode lists the driver) "
+                        "before removing the startup taint " +
+                        kAgentNotReadyTaint,
                     {});
         }
         last_was_conflict_ = false;
@@ -87,13 +89,12 @@ void StartupTaintRemoval::OnPass(StatusOr<TaintStep> step) {
 }
 
 void StartupTaintRemoval::Report() {
-  const std::string what = last_error_.empty()
-                               ? "still waiting for node-driver-registrar to register " +
-                                     options_.driver_name + " on Node " + options_.node_name +
-                                     " (is its container running? kubectl get csinode " +
-                                     options_.node_name + ")"
-                               : "still cannot remove the startup taint from Node " +
-                                     options_.node_name;
+  const std::string what =
+      last_error_.empty()
+          ? "still waiting for node-driver-registrar to register " + options_.driver_name +
+                " on Node " + options_.node_name +
+                " (is its container running? kubectl get csinode " + options_.node_name + ")"
+          : "still cannot remove the startup taint from Node " + options_.node_name;
   log::Warn(what + "; the taint " + std::string(kAgentNotReadyTaint) + " stays until then",
             {{"waited_seconds", WaitedSeconds()}, {"last_error", last_error_}});
   report_timer_ = clock_->StartTimer(options_.report_every, [this] { Report(); });

@@ -42,9 +42,8 @@ Status Unexpected(const KubernetesResponse& response, const std::string& rbac) {
                     http + ": the node plugin's service account lacks RBAC " + rbac +
                         " (deploy/kubernetes/base/rbac-node.yaml)" + server);
     default: {
-      const std::string tried = response.attempts > 1
-                                    ? " (" + std::to_string(response.attempts) + " attempts)"
-                                    : "";
+      const std::string tried =
+          response.attempts > 1 ? " (" + std::to_string(response.attempts) + " attempts)" : "";
       return Unavailable(http + tried + server);
     }
   }
@@ -84,8 +83,7 @@ StatusOr<std::optional<std::string>> TaintRemovalPatch(const std::string& node_j
   return std::optional<std::string>(patch.dump());
 }
 
-StatusOr<bool> CsiNodeListsDriver(const std::string& csinode_json,
-                                  const std::string& driver_name) {
+StatusOr<bool> CsiNodeListsDriver(const std::string& csinode_json, const std::string& driver_name) {
   StatusOr<json> csinode = ParseObject(csinode_json, "CSINode");
   if (!csinode.ok()) return csinode.status();
   if (!csinode->contains("spec") || (*csinode)["spec"].is_null()) return false;
@@ -115,8 +113,8 @@ StatusOr<TaintStep> RemoveStartupTaintOnce(const KubernetesApiOptions& options,
 
   // 1. The Node: does it carry the taint?
   const std::string get_node = "GET " + node_path;
-  StatusOr<KubernetesResponse> node =
-      CallKubernetesApi(options, {.method = "GET", .path = node_path, .content_type = "", .body = ""});
+  StatusOr<KubernetesResponse> node = CallKubernetesApi(
+      options, {.method = "GET", .path = node_path, .content_type = "", .body = ""});
   if (!node.ok()) return failed(get_node, node.status());
   if (node->status == 404) {
     return failed(get_node, NotFound("HTTP 404: there is no Node named " + node_name +
@@ -146,11 +144,11 @@ StatusOr<TaintStep> RemoveStartupTaintOnce(const KubernetesApiOptions& options,
 
   // 3. The patch, refused by its `test` op if spec.taints changed since step 1.
   const std::string patch_node = "PATCH " + node_path;
-  StatusOr<KubernetesResponse> patched = CallKubernetesApi(
-      options, {.method = "PATCH",
-                .path = node_path,
-                .content_type = kJsonPatchContentType,
-                .body = **patch});
+  StatusOr<KubernetesResponse> patched =
+      CallKubernetesApi(options, {.method = "PATCH",
+                                  .path = node_path,
+                                  .content_type = kJsonPatchContentType,
+                                  .body = **patch});
   if (!patched.ok()) return failed(patch_node, patched.status());
   switch (patched->status) {
     case 200:

@@ -35,7 +35,8 @@ class StartupTaintProcessTest : public ::testing::Test {
   static int Count(const std::vector<Request>& log, const std::string& method,
                    const std::string& path) {
     int n = 0;
-    for (const Request& r : log) n += (r.method == method && r.path == path) ? 1 : 0;
+    for (const Request& r : log)
+      n += (r.method == method && r.path == path) ? 1 : 0;
     return n;
   }
   static std::vector<Request> Patches(const std::vector<Request>& log) {
@@ -72,9 +73,9 @@ TEST_F(StartupTaintProcessTest, TheTaintComesOffOnlyOnceTheCsiNodeListsTheDriver
   api_.SetCsiNodeAnswer("worker-1", RecordedObject("csinode_without_driver"));
   auto plugin = setup_.Start();  // serves at once: the removal does not hold up the socket
   // Two passes (the second a second later) find the driver missing: no patch.
-  ASSERT_TRUE(api_.WaitForLog(
-      [](const std::vector<Request>& log) { return Count(log, "GET", kCsiNode) >= 2; }))
-      << plugin->Log();
+  ASSERT_TRUE(api_.WaitForLog([](const std::vector<Request>& log) {
+    return Count(log, "GET", kCsiNode) >= 2;
+  })) << plugin->Log();
   EXPECT_TRUE(Patches(api_.Log()).empty());
   EXPECT_NE(plugin->Log().find("waiting for node-driver-registrar to register csi.oxide.computer "
                                "on Node worker-1"),
@@ -95,7 +96,8 @@ TEST_F(StartupTaintProcessTest, TheTaintComesOffOnlyOnceTheCsiNodeListsTheDriver
 TEST_F(StartupTaintProcessTest, ANodeWithoutTheTaintIsReadOnceAndNeverPatched) {
   api_.SetAnswer("worker-1", RecordedObject("node_without_taint"));
   auto plugin = setup_.Start();
-  ASSERT_TRUE(plugin->WaitForLog("Node worker-1 does not carry the startup taint")) << plugin->Log();
+  ASSERT_TRUE(plugin->WaitForLog("Node worker-1 does not carry the startup taint"))
+      << plugin->Log();
   std::vector<Request> log = api_.Log();
   ASSERT_EQ(log.size(), 1U);
   EXPECT_EQ(log[0].method, "GET");
@@ -138,7 +140,8 @@ TEST_F(StartupTaintProcessTest, TurnedOffItSendsNothing) {
   setup_.args.push_back("--log-level=debug");
   api_.SetAnswer("worker-1", RecordedObject("node_before"));
   auto plugin = setup_.Start();
-  ASSERT_TRUE(plugin->WaitForLog("--remove-startup-taint=false: the startup taint is left to others"))
+  ASSERT_TRUE(
+      plugin->WaitForLog("--remove-startup-taint=false: the startup taint is left to others"))
       << plugin->Log();
   plugin->Signal(SIGTERM);
   EXPECT_EQ(plugin->WaitExit(std::chrono::seconds(5)), 0) << plugin->Log();

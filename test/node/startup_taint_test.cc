@@ -44,7 +44,8 @@ class StartupTaintStepsTest : public ::testing::Test {
   // "METHOD path" of each request so far.
   std::vector<std::string> Requests() const {
     std::vector<std::string> lines;
-    for (const auto& r : api_.Log()) lines.push_back(r.method + " " + r.path);
+    for (const auto& r : api_.Log())
+      lines.push_back(r.method + " " + r.path);
     return lines;
   }
   // The request must be exactly the recorded one: method, path, Content-Type and body (as JSON).
@@ -113,7 +114,8 @@ TEST_F(StartupTaintStepsTest, AForbiddenPatchSaysWhichRbacIsMissing) {
   api_.QueuePatchAnswer(
       "worker-1",
       {.status = 403,
-       .body = R"({"kind":"Status","status":"Failure","message":"nodes \"worker-1\" is forbidden: User \"system:serviceaccount:oxide-csi:oxide-csi-node\" cannot patch resource \"nodes\"","reason":"Forbidden","code":403})"});
+       .body =
+           R"({"kind":"Status","status":"Failure","message":"nodes \"worker-1\" is forbidden: User \"system:serviceaccount:oxide-csi:oxide-csi-node\" cannot patch resource \"nodes\"","reason":"Forbidden","code":403})"});
   StatusOr<TaintStep> step = Pass();
   ASSERT_FALSE(step.ok());
   EXPECT_EQ(step.status().code(), StatusCode::kPermissionDenied);
@@ -148,13 +150,13 @@ TEST(StartupTaintPatchTest, RemovesTheTaintWithAnyEffectAndKeepsTheRestInOrder) 
   StatusOr<std::optional<std::string>> patch = TaintRemovalPatch(node.dump());
   ASSERT_TRUE(patch.ok()) << patch.status().ToString();
   ASSERT_TRUE(patch->has_value());
-  json expected = json::array(
-      {{{"op", "test"}, {"path", "/spec/taints"}, {"value", node["spec"]["taints"]}},
-       {{"op", "replace"},
-        {"path", "/spec/taints"},
-        {"value",
-         {{{"key", "a"}, {"effect", "NoSchedule"}},
-          {{"key", "b"}, {"value", "x"}, {"effect", "NoExecute"}}}}}});
+  json expected =
+      json::array({{{"op", "test"}, {"path", "/spec/taints"}, {"value", node["spec"]["taints"]}},
+                   {{"op", "replace"},
+                    {"path", "/spec/taints"},
+                    {"value",
+                     {{{"key", "a"}, {"effect", "NoSchedule"}},
+                      {{"key", "b"}, {"value", "x"}, {"effect", "NoExecute"}}}}}});
   EXPECT_EQ(json::parse(**patch), expected);
 }
 
@@ -258,8 +260,9 @@ TEST_F(StartupTaintRemovalTest, WaitsForTheRegistrationBackingOffFromOneSecondTo
   EXPECT_EQ(PassDelays(),
             (std::vector<std::chrono::milliseconds>{1s, 2s, 4s, 8s, 10s, 10s, 10s, 10s}));
   EXPECT_EQ(removal.passes(), 8);  // at 0, 1, 3, 7, 15, 25, 35, 45 s
-  EXPECT_EQ(Count(Log(), "waiting for node-driver-registrar to register csi.oxide.computer on "
-                         "Node worker-1"),
+  EXPECT_EQ(Count(Log(),
+                  "waiting for node-driver-registrar to register csi.oxide.computer on "
+                  "Node worker-1"),
             1)
       << Log();
   // A minute on, one line says it still waits and what to look at.
@@ -301,7 +304,8 @@ TEST_F(StartupTaintRemovalTest, AFailureIsLoggedOnceWithWhatToDoAndRetriedNeverF
   // (No quotes: a field's value is written JSON-escaped.)
   const std::string forbidden =
       "PATCH /api/v1/nodes/worker-1: HTTP 403: the service account lacks RBAC patch on nodes";
-  for (int i = 0; i < 10; ++i) results_.push_back(Status(StatusCode::kPermissionDenied, forbidden));
+  for (int i = 0; i < 10; ++i)
+    results_.push_back(Status(StatusCode::kPermissionDenied, forbidden));
   StartupTaintRemoval& removal = Make();
   removal.Start();
   clock_.Advance(59s);

@@ -124,23 +124,26 @@ void FakeKubernetesApi::Handle(const std::string& method, const std::string& pat
     const std::string type = content_type != nullptr ? *content_type : "";
     std::deque<Answer>& queued = patch_answers_[name];
     if (type != "application/json-patch+json" && type != "application/merge-patch+json" &&
-        type != "application/strategic-merge-patch+json" && type != "application/apply-patch+yaml") {
+        type != "application/strategic-merge-patch+json" &&
+        type != "application/apply-patch+yaml") {
       answer->status = 415;
-      answer->body = nlohmann::json{{"kind", "Status"},
-                                    {"apiVersion", "v1"},
-                                    {"metadata", nlohmann::json::object()},
-                                    {"status", "Failure"},
-                                    {"message", "the body of the request was in an unknown format - "
-                                                "accepted media types include: "
-                                                "application/json-patch+json, "
-                                                "application/merge-patch+json, "
-                                                "application/apply-patch+yaml"},
-                                    {"reason", "UnsupportedMediaType"},
-                                    {"code", 415}}
-                         .dump();
+      answer->body = nlohmann::json{
+          {"kind", "Status"},
+          {"apiVersion", "v1"},
+          {"metadata", nlohmann::json::object()},
+          {"status", "Failure"},
+          {"message",
+           "the body of the request was in an unknown format - "
+           "accepted media types include: "
+           "application/json-patch+json, "
+           "application/merge-patch+json, "
+           "application/apply-patch+yaml"},
+          {"reason", "UnsupportedMediaType"},
+          {"code", 415}}.dump();
     } else if (queued.empty()) {
       answer->status = 500;
-      answer->body = R"({"kind":"Status","status":"Failure","message":"unexpected patch","code":500})";
+      answer->body =
+          R"({"kind":"Status","status":"Failure","message":"unexpected patch","code":500})";
     } else {
       *answer = queued.front();
       queued.pop_front();

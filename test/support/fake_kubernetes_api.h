@@ -83,9 +83,8 @@ class FakeKubernetesApi {
 
  private:
   struct Loop;
-  void Handle(const std::string& method, const std::string& path,
-              const std::string* authorization, const std::string* content_type,
-              const std::string& body, Answer* answer);
+  void Handle(const std::string& method, const std::string& path, const std::string* authorization,
+              const std::string* content_type, const std::string& body, Answer* answer);
   static Answer NotFound(const std::string& what);
 
   TempDir dir_;
