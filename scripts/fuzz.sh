@@ -11,7 +11,7 @@ set -euo pipefail
 top="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-60}"
 jobs="$(nproc 2>/dev/null || echo 2)"
-targets=(csi_requests oxide_responses settings node_text sim_requests)
+targets=(csi_requests oxide_responses settings node_text sim_requests kubernetes_objects)
 
 "$top/scripts/install-deps.sh"
 missing=()

@@ -12,6 +12,7 @@
 #include "app/operation_drain.h"
 #include "app/provider_id_phase.h"
 #include "app/sqlite_log.h"
+#include "app/startup_taint_task.h"
 #include "backend/curl_library.h"
 #include "backend/oxide_client.h"
 #include "csi/controller_service.h"
@@ -229,6 +230,13 @@ int RunPlugin(const Settings& settings) {
                                      {"sysfs_root", settings.sysfs_root}});
   }
 
+  // After the socket serves: the startup taint comes off once the registrar has registered the
+  // driver (node/startup_taint_removal.h); never delays serving, never stops the plugin.
+  std::unique_ptr<StartupTaintTask> startup_taint;
+  if (StartupTaintTask::Wanted(settings)) {
+    startup_taint = std::make_unique<StartupTaintTask>(loop.uv(), &clock, settings);
+  }
+
   rpc::CsiServer server(&loop, std::move(handlers));
   // The last of the shutdown, once no operation is left (or the grace is over): releases the
   // loop's handles so that the loop ends.
@@ -255,6 +263,7 @@ int RunPlugin(const Settings& settings) {
   // their calls: a replaced pod gets no next start to reconcile them, docs/replicas.md).
   signals.emplace(&loop, [&] {
     turns.SignalArrived();
+    if (startup_taint) startup_taint->Stop();
     const Clock::TimePoint deadline = clock.Now() + settings.shutdown_grace;
     server.Shutdown(settings.shutdown_grace, [&, deadline] {
       if (node) node->Shutdown();
@@ -299,6 +308,7 @@ int RunPlugin(const Settings& settings) {
     credentials->Start();
     clone_sweep->Start();
   }
+  if (startup_taint) startup_taint->Start();
   turns.Start();
   memory_trim.Start();
   loop.Run();

@@ -360,9 +360,18 @@ const std::vector<Option>& Options() {
        [](Settings& s, const std::string& v) {
          return ParseBool("wait-for-provider-id", v, &s.wait_for_provider_id);
        }},
+      {"remove-startup-taint", "OXIDE_CSI_REMOVE_STARTUP_TAINT", nullptr, "true",
+       "node: once the plugin serves and node-driver-registrar has registered it (the node's "
+       "CSINode lists the driver), remove the taint csi.oxide.computer/agent-not-ready from this "
+       "node's Node, so that pods with Oxide volumes land only on nodes whose plugin is ready "
+       "(needs NODE_NAME and RBAC get/patch on nodes, get on csinodes; false leaves the taint to "
+       "others)",
+       [](Settings& s, const std::string& v) {
+         return ParseBool("remove-startup-taint", v, &s.remove_startup_taint);
+       }},
       {"kubernetes-timeout-seconds", nullptr, "N", "10",
        "node: limit on connecting to, and on each whole exchange with, the Kubernetes API server "
-       "when reading this node's Node object",
+       "(reading this node's Node object, removing the startup taint)",
        [](Settings& s, const std::string& v) {
          return ParseInt("kubernetes-timeout-seconds", v, 1, 300, 10,
                          &s.kubernetes_timeout_seconds);

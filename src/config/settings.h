@@ -87,8 +87,11 @@ struct Settings {
   // cloud controller manager's uninitialized taint (which makes the node wait anyway).
   bool wait_for_provider_id = false;
   int kubernetes_timeout_seconds = 10;  // connect and whole-exchange limit per attempt
-  std::string sysfs_root = "/sys";      // where block devices and their NVMe serials are read
-  int device_wait_seconds = 60;         // how long NodeStageVolume waits for the device to appear
+  // Once serving (and registered: the CSINode lists the driver), take the startup taint
+  // csi.oxide.computer/agent-not-ready off this node's Node (needs NODE_NAME, in a cluster).
+  bool remove_startup_taint = true;
+  std::string sysfs_root = "/sys";  // where block devices and their NVMe serials are read
+  int device_wait_seconds = 60;     // how long NodeStageVolume waits for the device to appear
   // Node: NodeGetInfo's max_volumes_per_node. --volume-attach-limit sets it (0: computed);
   // computed, it is 12 (Oxide's disks per instance, boot disk included) minus the NVMe disks the
   // plugin does not manage minus --reserved-volume-attachments.

@@ -142,6 +142,8 @@ TEST(Settings, HelpListsEverySettingWithItsDefault) {
                            "--kubernetes-timeout-seconds",
                            "--wait-for-provider-id",
                            "OXIDE_CSI_WAIT_FOR_PROVIDER_ID",
+                           "--remove-startup-taint",
+                           "OXIDE_CSI_REMOVE_STARTUP_TAINT",
                            "CSI_ENDPOINT",
                            "OXIDE_TOKEN"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
@@ -389,6 +391,22 @@ TEST(Settings, WaitForProviderIdFromTheFlagOrTheEnvironment) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("--wait-for-provider-id"), std::string::npos);
   EXPECT_NE(bad.status().message().find("OXIDE_CSI_WAIT_FOR_PROVIDER_ID"), std::string::npos);
+}
+
+TEST(Settings, TheStartupTaintRemovalIsOnUnlessTurnedOff) {
+  auto defaults = ParseCommandLine({kEp, "--mode=node"}, {});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->settings.remove_startup_taint);
+  auto flag = ParseCommandLine({kEp, "--mode=node", "--remove-startup-taint=false"}, {});
+  ASSERT_TRUE(flag.ok()) << flag.status().ToString();
+  EXPECT_FALSE(flag->settings.remove_startup_taint);
+  auto env = ParseCommandLine({kEp, "--mode=node"}, {{"OXIDE_CSI_REMOVE_STARTUP_TAINT", "false"}});
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_FALSE(env->settings.remove_startup_taint);
+  auto bad = ParseCommandLine({kEp, "--mode=node", "--remove-startup-taint=maybe"}, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--remove-startup-taint"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(Settings, JournalPruningCanBeTurnedOffForBenchmarksOnly) {

@@ -70,8 +70,10 @@ INVARIANTS = {
     "node-name-downward": "the node plugin's NODE_NAME comes from the downward API (fieldRef "
                           "spec.nodeName) when its instance-id sources include kubernetes",
     "node-rbac-get-nodes": "the node ServiceAccount's bindings grant exactly `get` on `nodes` "
-                           "(core group): no list/watch, no other resource or verb; and it is "
-                           "bound when the kubernetes instance-id source is used",
+                           "(core group), plus `patch` on `nodes` and `get` on `csinodes` "
+                           "(storage.k8s.io) while the startup taint removal is on "
+                           "(--remove-startup-taint, default true): no list/watch, no other "
+                           "resource or verb; and they are bound when the plugin needs them",
     "instance-metadata-optional": "no node pod needs /etc/oxide-csi (or the instance file's "
                                   "directory) on the host: its hostPath is DirectoryOrCreate or "
                                   "unchecked, never Directory/File",
@@ -94,7 +96,9 @@ INVARIANTS = {
     "rbac-consistent": "every workload's ServiceAccount exists; bindings point at existing roles "
                        "and ServiceAccounts",
     "priority-class": "controller pods are system-cluster-critical, node pods system-node-critical",
-    "node-tolerations": "the node DaemonSet tolerates every taint (operator: Exists, no key)",
+    "node-tolerations": "the node DaemonSet tolerates every taint (operator: Exists, no key), "
+                        "so also the startup taint csi.oxide.computer/agent-not-ready:NoExecute "
+                        "that it removes",
     "health-wiring": "each plugin (controller and node) has a livenessProbe and a readinessProbe, "
                      "both httpGet /healthz on its own metrics port (the port of its "
                      "--metrics-address); the liveness probe gives the plugin 30 s to 5 min of "
@@ -112,6 +116,9 @@ INVARIANTS = {
               "beside deploy/)",
     "alert-metrics": "every metric an alert expression selects (histogram suffixes stripped) is "
                      "a family of deploy/grafana/metric-families.txt, i.e. one the plugin exports",
+    "dashboard-alerts": "every metric family an alert reads appears in some Grafana panel, and "
+                        "each alert has a panel that names it in its description and queries "
+                        "every family the alert reads",
     "node-instance-id": "the node plugin learns its Oxide instance id: --instance-id-source "
                         "(default env,file,kubernetes) names known sources, at least one of them "
                         "is set up (env: OXIDE_INSTANCE_ID; file: --instance-metadata-file on a "
@@ -723,6 +730,10 @@ def check_render(objs, where, version, r):
             r.fail("node-tolerations", where, f"{kind_name(o)}: no toleration {{operator: Exists}} "
                                               f"without key/effect, so tainted nodes get no node "
                                               f"plugin")
+        if not tolerates(s.get("tolerations") or [], STARTUP_TAINT, "NoExecute"):
+            r.fail("node-tolerations", where, f"{kind_name(o)}: does not tolerate the startup "
+                                              f"taint {STARTUP_TAINT}:NoExecute, so a new node "
+                                              f"never gets the plugin that would remove it")
     r.done("node-tolerations", where)
 
     # ---- health wiring: the plugin's own /healthz, never CSI Probe (issue 34)
@@ -935,6 +946,33 @@ def bindings_of(objs, namespace, sa):
                 break
 
 
+STARTUP_TAINT = "csi.oxide.computer/agent-not-ready"
+# What the node plugin's startup taint removal needs on top of `get` on nodes.
+TAINT_REMOVAL_GRANTS = {("", "nodes", "patch"), ("storage.k8s.io", "csinodes", "get")}
+
+
+def tolerates(tolerations, key, effect):
+    """Whether a pod with `tolerations` tolerates a taint key=(empty value):effect."""
+    for t in tolerations:
+        op = t.get("operator") or "Equal"
+        if t.get("effect") and t.get("effect") != effect:
+            continue
+        if op == "Exists" and (not t.get("key") or t.get("key") == key):
+            return True
+        if op == "Equal" and t.get("key") == key and not t.get("value"):
+            return True
+    return False
+
+
+def removes_startup_taint(p, env):
+    """Whether the node plugin container runs the startup taint removal (on by default)."""
+    v = flags(p).get("remove-startup-taint")
+    if v is None:
+        e = env.get("OXIDE_CSI_REMOVE_STARTUP_TAINT") or {}
+        v = e.get("value")
+    return not (isinstance(v, str) and v.lower() in ("false", "0", "no", "off"))
+
+
 def role_of(objs, binding):
     ref = binding.get("roleRef") or {}
     for o in objs:
@@ -1021,15 +1059,26 @@ def check_node_identity(node_pods, objs, where, r):
                     for res in rule.get("resources") or []:
                         for v in rule.get("verbs") or []:
                             granted.add((g, res, v))
-        extra = sorted(granted - {("", "nodes", "get")})
+        taint = removes_startup_taint(p, env)
+        allowed = {("", "nodes", "get")} | (TAINT_REMOVAL_GRANTS if taint else set())
+        extra = sorted(granted - allowed)
         if extra:
             r.fail(inv, where, f"{kind_name(o)}: ServiceAccount {ns}/{sa} may also "
                                + ", ".join(f"{v} {res}" + (f" ({g})" if g else "")
                                            for g, res, v in extra)
-                               + "; it needs only get on nodes")
-        if uses_api and ("", "nodes", "get") not in granted:
-            r.fail(inv, where, f"{kind_name(o)}: ServiceAccount {ns}/{sa} may not get nodes, so the "
-                               f"kubernetes instance-id source would get HTTP 403")
+                               + "; it needs only get on nodes"
+                               + (", patch on nodes and get on csinodes (storage.k8s.io)"
+                                  if taint else ""))
+        if (uses_api or taint) and ("", "nodes", "get") not in granted:
+            r.fail(inv, where, f"{kind_name(o)}: ServiceAccount {ns}/{sa} may not get nodes, so "
+                               f"the kubernetes instance-id source and the startup taint removal "
+                               f"would get HTTP 403")
+        if taint:
+            for g, res, v in sorted(TAINT_REMOVAL_GRANTS - granted):
+                r.fail(inv, where, f"{kind_name(o)}: ServiceAccount {ns}/{sa} may not {v} {res}"
+                                   + (f" ({g})" if g else "")
+                                   + ", so the startup taint removal would get HTTP 403 "
+                                     "(or set --remove-startup-taint=false)")
 
         # ---- /etc/oxide-csi optional
         inv = "instance-metadata-optional"
@@ -1278,6 +1327,14 @@ def main(argv=None):
         alert_checks.check_alerts(objs, where, families, os.path.dirname(deploy), r.fail)
         r.done("alerts", where)
         r.done("alert-metrics", where)
+        # and the dashboard shows what each alert watches
+        alerts = [(rule.get("alert"), rule.get("expr")) for _, _, rule in
+                  alert_checks.alert_rules(objs)
+                  if isinstance(rule.get("alert"), str) and isinstance(rule.get("expr"), str)]
+        if alerts:
+            dashboard_checks.check_alert_panels(alerts, dashboard_checks.dashboard_panels(deploy),
+                                                families, where, r.fail)
+            r.done("dashboard-alerts", where)
 
     # examples refer to classes that the plain base defines, or that they define themselves
     # (checked like the base's)

@@ -1,7 +1,12 @@
 """Checks of the Grafana dashboards in deploy/grafana/ and of the metric families they may use.
 
-Used by check_manifests.py (invariants "dashboard", "dashboard-metrics" and
-"metric-families-match-source"). Each function takes a `fail(invariant, where, message)` callback.
+Used by check_manifests.py (invariants "dashboard", "dashboard-metrics",
+"metric-families-match-source" and "dashboard-alerts"). Each function takes a
+`fail(invariant, where, message)` callback.
+
+Every alert has a panel that shows what it watches: a panel naming the alert in its description
+whose expressions select every metric family the alert's expression selects, so the person paged
+finds the graph behind the page.
 
 The families a dashboard may query are listed in deploy/grafana/metric-families.txt
 (`<name> <type>` per line). When the plugin's metrics code exists (src/metrics/*.cc), that list
@@ -178,6 +183,65 @@ def check_metric_names(exprs, families, rel, fail, inv="dashboard-metrics"):
             else:
                 fail(inv, rel, f"{where}: {name} is not a metric family of the plugin "
                                f"(deploy/grafana/metric-families.txt)")
+
+
+def family_of(name, families):
+    """The family a selected series belongs to (a histogram's _bucket/_sum/_count fold), or None
+    (also for a histogram or summary selected by its bare name: "dashboard-metrics" and
+    "alert-metrics" report that)."""
+    if name in families:
+        return name if families[name] not in ("histogram", "summary") else None
+    for sfx in HISTOGRAM_SUFFIXES:
+        if name.endswith(sfx) and name[:-len(sfx)] in families:
+            return name[:-len(sfx)]
+    return None
+
+
+def dashboard_panels(deploy):
+    """[(where, description, [expr])] of every non-row panel of every dashboard that parses."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(deploy, "grafana", "*.json"))):
+        rel = os.path.relpath(path, os.path.dirname(deploy))
+        try:
+            with open(path) as f:
+                d = json.load(f)
+        except (ValueError, OSError):
+            continue  # the "dashboard" invariant says why
+        if not isinstance(d, dict):
+            continue
+        for p in all_panels(d.get("panels")):
+            if p.get("type") == "row":
+                continue
+            exprs = [t.get("expr") for t in p.get("targets") or []
+                     if isinstance(t.get("expr"), str)]
+            desc = p.get("description") if isinstance(p.get("description"), str) else ""
+            out.append((f"{rel} panel {p.get('id')} {p.get('title')!r}", desc, exprs))
+    return out
+
+
+def check_alert_panels(alerts, panels, families, where, fail, inv="dashboard-alerts"):
+    """Each (alert name, expr) of `alerts` has a panel of `panels` (dashboard_panels) naming it in
+    its description whose expressions select every family the alert's expression selects."""
+    if not panels:
+        return  # no dashboard, or none parses: the "dashboard" invariant says so
+    for name, expr in alerts:
+        wanted = {family_of(n, families) for n in promql_metric_names(expr)} - {None}
+        for fam in sorted(wanted):
+            if not any(fam in {family_of(n, families) for e in exprs for n in promql_metric_names(e)}
+                       for _, _, exprs in panels):
+                fail(inv, where, f"alert {name}: its metric family {fam} appears in no dashboard "
+                                 f"panel")
+        shown = [(w, exprs) for w, desc, exprs in panels
+                 if re.search(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])", desc)]
+        if not shown:
+            fail(inv, where, f"alert {name}: no dashboard panel names it in its description "
+                             f"(the panel that shows what the alert watches)")
+            continue
+        queried = {family_of(n, families) for _, exprs in shown for e in exprs
+                   for n in promql_metric_names(e)}
+        for fam in sorted(wanted - queried):
+            fail(inv, where, f"alert {name}: {', '.join(w for w, _ in shown)} names it but does "
+                             f"not query {fam}, which the alert reads")
 
 
 def check_grafana(deploy, src_dir, fail, done):

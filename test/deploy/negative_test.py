@@ -499,6 +499,12 @@ def controller_wrong_priority(cp):
 
 
 @case("node-tolerations")
+def node_does_not_tolerate_the_startup_taint(cp):
+    cp.text(NODE, "        - operator: Exists\n",
+            "        - operator: Exists\n          effect: NoSchedule\n")
+
+
+@case("node-tolerations")
 def node_tolerates_only_one_taint(cp):
     cp.text(NODE, "        - operator: Exists\n",
             "        - key: node-role.kubernetes.io/control-plane\n          operator: Exists\n")
@@ -593,6 +599,32 @@ def alert_on_a_metric_the_plugin_does_not_export(cp):
 def alert_on_a_histogram_without_its_series(cp):
     cp.text(RULES, "increase(oxide_csi_store_commit_failures_total[10m]) > 0",
             "oxide_csi_store_commit_duration_seconds > 5")
+
+
+DASHBOARD = "grafana/oxide-csi-dashboard.json"
+
+
+@case("dashboard-alerts")
+def alert_family_in_no_panel(cp):
+    # the oldest-pending panel queries the in-flight gauge instead: nothing shows the family
+    # OxideCSIOperationsPending reads
+    cp.text(DASHBOARD, "time() - oxide_csi_oldest_pending_operation_start_time_seconds"
+            "{instance=~\\\"$instance\\\"} and oxide_csi_oldest_pending_operation_start_time_seconds",
+            "oxide_csi_rpcs_in_flight{instance=~\\\"$instance\\\"} and oxide_csi_rpcs_in_flight")
+
+
+@case("dashboard-alerts")
+def alert_named_by_no_panel(cp):
+    cp.text(DASHBOARD, "Alert: OxideCSIRPCErrorRatioHigh", "Alert: the error ratio one")
+
+
+@case("dashboard-alerts")
+def alert_panel_without_the_alerts_family(cp):
+    # the panel naming OxideCSINodeStageFailing graphs the RPC counts, not the node operations
+    cp.text(DASHBOARD, "oxide_csi_node_operation_duration_seconds_count{instance=~\\\"$instance\\\", "
+            "operation=\\\"stage\\\"",
+            "oxide_csi_rpc_duration_seconds_count{instance=~\\\"$instance\\\", "
+            "operation=\\\"stage\\\"")
 
 
 # ---------------------------------------------------------------- sidecar sets, spec
@@ -766,7 +798,24 @@ def node_name_missing(cp):
 
 @case("node-rbac-get-nodes")
 def node_rbac_lists_nodes(cp):
-    cp.text(RBAC_NODE, 'verbs: ["get"]', 'verbs: ["get", "list", "watch"]')
+    cp.text(RBAC_NODE, 'verbs: ["get", "patch"]', 'verbs: ["get", "patch", "list", "watch"]')
+
+
+@case("node-rbac-get-nodes")
+def node_rbac_cannot_patch_nodes(cp):
+    # the startup taint removal (on by default) would get HTTP 403
+    cp.text(RBAC_NODE, 'verbs: ["get", "patch"]', 'verbs: ["get"]')
+
+
+@case("node-rbac-get-nodes")
+def node_rbac_cannot_read_csinodes(cp):
+    cp.text(RBAC_NODE, 'resources: ["csinodes"]', 'resources: ["csidrivers"]')
+
+
+@case("node-rbac-get-nodes")
+def node_rbac_patches_with_the_removal_off(cp):
+    # --remove-startup-taint=false: patch and csinodes are more than the plugin needs
+    cp.text(NODE, "- --remove-startup-taint=true", "- --remove-startup-taint=false")
 
 
 @case("node-rbac-get-nodes")

@@ -26,6 +26,9 @@ class NodeIdentityProcessTest : public ::testing::Test {
     setup_.env["KUBERNETES_SERVICE_HOST"] = api_.host();
     setup_.env["KUBERNETES_SERVICE_PORT"] = api_.port();
     setup_.args.push_back("--kubernetes-credentials-dir=" + api_.credentials_dir());
+    // These tests count the identity's reads of the Node; the startup taint removal's own
+    // requests are startup_taint_process_test.cc's.
+    setup_.args.push_back("--remove-startup-taint=false");
   }
 
   FakeKubernetesApi api_;

@@ -60,7 +60,8 @@ FakeKubernetesApi::FakeKubernetesApi() : loop_(std::make_unique<Loop>()) {
       options,
       [this](oxide_sim::HttpRequest&& request, oxide_sim::Responder responder) {
         Answer answer;
-        Handle(request.raw_path, request.header("authorization"), &answer);
+        Handle(request.method, request.raw_path, request.header("authorization"),
+               request.header("content-type"), request.body, &answer);
         if (answer.never) return;  // the exchange stays suspended until stop()
         oxide_sim::HttpResponse response;
         response.status = answer.status;
@@ -82,25 +83,78 @@ FakeKubernetesApi::~FakeKubernetesApi() {
   uv_loop_close(&loop_->uv);
 }
 
-void FakeKubernetesApi::Handle(const std::string& path, const std::string* authorization,
-                               Answer* answer) {
+FakeKubernetesApi::Answer FakeKubernetesApi::NotFound(const std::string& what) {
+  return {.status = 404,
+          .body = nlohmann::json{{"kind", "Status"},
+                                 {"apiVersion", "v1"},
+                                 {"metadata", nlohmann::json::object()},
+                                 {"status", "Failure"},
+                                 {"message", what + " not found"},
+                                 {"reason", "NotFound"},
+                                 {"code", 404}}
+                      .dump(),
+          .never = false};
+}
+
+void FakeKubernetesApi::Handle(const std::string& method, const std::string& path,
+                               const std::string* authorization, const std::string* content_type,
+                               const std::string& body, Answer* answer) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++requests_;
   last_authorization_ = authorization != nullptr ? *authorization : "";
-  const std::string prefix = "/api/v1/nodes/";
-  auto found =
-      path.rfind(prefix, 0) == 0 ? answers_.find(path.substr(prefix.size())) : answers_.end();
-  if (found != answers_.end()) {
-    *answer = found->second;
-  } else {
-    answer->status = 404;
-    answer->body = nlohmann::json{
-        {"kind", "Status"},
-        {"status", "Failure"},
-        {"message", "nodes \"" + path + "\" not found"},
-        {"code", 404}}.dump();
-  }
+  log_.push_back({.method = method,
+                  .path = path,
+                  .content_type = content_type != nullptr ? *content_type : "",
+                  .body = body});
   arrived_.notify_all();
+  const std::string nodes = "/api/v1/nodes/";
+  const std::string csinodes = "/apis/storage.k8s.io/v1/csinodes/";
+  if (path.rfind(nodes, 0) == 0 && method == "GET") {
+    auto found = answers_.find(path.substr(nodes.size()));
+    *answer = found != answers_.end() ? found->second
+                                      : NotFound("nodes \"" + path.substr(nodes.size()) + "\"");
+  } else if (path.rfind(csinodes, 0) == 0 && method == "GET") {
+    const std::string name = path.substr(csinodes.size());
+    auto found = csinode_answers_.find(name);
+    *answer = found != csinode_answers_.end()
+                  ? found->second
+                  : NotFound("csinodes.storage.k8s.io \"" + name + "\"");
+  } else if (path.rfind(nodes, 0) == 0 && method == "PATCH") {
+    const std::string name = path.substr(nodes.size());
+    const std::string type = content_type != nullptr ? *content_type : "";
+    std::deque<Answer>& queued = patch_answers_[name];
+    if (type != "application/json-patch+json" && type != "application/merge-patch+json" &&
+        type != "application/strategic-merge-patch+json" &&
+        type != "application/apply-patch+yaml") {
+      answer->status = 415;
+      answer->body = nlohmann::json{
+          {"kind", "Status"},
+          {"apiVersion", "v1"},
+          {"metadata", nlohmann::json::object()},
+          {"status", "Failure"},
+          {"message",
+           "the body of the request was in an unknown format - "
+           "accepted media types include: "
+           "application/json-patch+json, "
+           "application/merge-patch+json, "
+           "application/apply-patch+yaml"},
+          {"reason", "UnsupportedMediaType"},
+          {"code", 415}}.dump();
+    } else if (queued.empty()) {
+      answer->status = 500;
+      answer->body =
+          R"({"kind":"Status","status":"Failure","message":"unexpected patch","code":500})";
+    } else {
+      *answer = queued.front();
+      queued.pop_front();
+    }
+    if (!answer->next_node.empty()) {
+      answers_[name] = {.status = 200, .body = answer->next_node, .never = false};
+    }
+  } else {
+    answer->status = 405;
+    answer->body = R"({"kind":"Status","status":"Failure","message":"not served","code":405})";
+  }
 }
 
 void FakeKubernetesApi::SetAnswer(const std::string& node_name, Answer answer) {
@@ -125,6 +179,27 @@ std::string FakeKubernetesApi::NodeJson(const std::string& name, const std::stri
                                 {"effect", taint_effect}}});
   }
   return node.dump();
+}
+
+void FakeKubernetesApi::SetCsiNodeAnswer(const std::string& node_name, Answer answer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  csinode_answers_[node_name] = std::move(answer);
+}
+
+void FakeKubernetesApi::QueuePatchAnswer(const std::string& node_name, Answer answer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  patch_answers_[node_name].push_back(std::move(answer));
+}
+
+std::vector<FakeKubernetesApi::Request> FakeKubernetesApi::Log() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return log_;
+}
+
+bool FakeKubernetesApi::WaitForLog(
+    const std::function<bool(const std::vector<Request>&)>& done) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return arrived_.wait_for(lock, std::chrono::seconds(15), [&] { return done(log_); });
 }
 
 int FakeKubernetesApi::requests() const {
