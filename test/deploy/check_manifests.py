@@ -128,7 +128,8 @@ INVARIANTS = {
                       "volumeLifecycleModes [Persistent]",
     "storageclass-spec": "StorageClass oxide-disk exists; the driver's classes (also those an "
                          "example defines) use WaitForFirstConsumer, no expansion, known "
-                         "parameters only, and no blockSize but 4096 with diskType local",
+                         "parameters only, and no blockSize but 4096 with diskType local, "
+                         "and encrypted ones name the node-stage secret",
     "shutdown-grace": "the plugin's --shutdown-grace (or --shutdown-grace-seconds) is shorter "
                       "than the pod's terminationGracePeriodSeconds",
     "log-format-json": "the plugin logs JSON (--log-format=json)",
@@ -892,6 +893,10 @@ def check_render(objs, where, version, r):
 
 # ---------------------------------------------------------------- node identity, metrics
 
+FILESYSTEM_OPTION_KEYS = ("fsBlockSize", "inodeSize", "bytesPerInode", "numberOfInodes",
+                          "ext4BigAlloc", "ext4ClusterSize")
+
+
 def storageclass_problems(o):
     """What is wrong with a StorageClass of the driver (empty when nothing)."""
     problems = []
@@ -912,8 +917,19 @@ def storageclass_problems(o):
         elif k == "csi.storage.k8s.io/fstype":
             if v not in ("ext4", "xfs"):
                 problems.append(f"{kind_name(o)}: fstype {v!r} is not ext4 or xfs")
+        elif k == "encrypted":
+            if v not in ("true", "false"):
+                problems.append(f"{kind_name(o)}: encrypted {v!r} is not true or false")
+        elif k in FILESYSTEM_OPTION_KEYS:
+            pass  # ranges per fs type: the plugin's own check at CreateVolume
         elif not k.startswith("csi.storage.k8s.io/"):
             problems.append(f"{kind_name(o)}: unknown parameter {k!r}")
+    if params.get("encrypted") == "true":
+        for key in ("csi.storage.k8s.io/node-stage-secret-name",
+                    "csi.storage.k8s.io/node-stage-secret-namespace"):
+            if key not in params:
+                problems.append(f"{kind_name(o)}: encrypted \"true\" without {key}: the node "
+                                f"gets no passphrase")
     if params.get("diskType") == "local" and str(params.get("blockSize", "4096")) != "4096":
         problems.append(f"{kind_name(o)}: blockSize {params['blockSize']!r} with diskType local; "
                         f"Oxide gives local disks 4096-byte blocks")

@@ -735,6 +735,17 @@ def storageclass_local_with_512_byte_blocks(cp):
             '\n  diskType: local\n  blockSize: "512"\n')
 
 
+@case("storageclass-spec")
+def storageclass_encrypted_without_a_secret(cp):
+    cp.text("kubernetes/examples/encrypted-pvc.yaml",
+            "  csi.storage.k8s.io/node-stage-secret-name: oxide-volume-key\n", "")
+
+
+@case("storageclass-spec")
+def storageclass_encrypted_yes(cp):
+    cp.text("kubernetes/examples/encrypted-pvc.yaml", 'encrypted: "true"', 'encrypted: "yes"')
+
+
 @case("shutdown-grace")
 def shutdown_grace_too_long(cp):
     cp.text(NODE, "--shutdown-grace=20s", "--shutdown-grace=45s")
