@@ -68,7 +68,7 @@ TEST_F(ControllerTest, FilesystemOptionsTravelInTheVolumeContext) {
   ASSERT_TRUE(Create(xfs, &response).ok());
   EXPECT_EQ(response.volume().volume_context().at("inodeSize"), "1024");
   ASSERT_TRUE(Create(CreateRequest("pvc-fs-none"), &response).ok());
-  EXPECT_EQ(response.volume().volume_context_size(), 1) << "diskName only";
+  EXPECT_EQ(response.volume().volume_context_size(), 2) << "diskName and diskType only";
 }
 
 TEST_F(ControllerTest, BadFilesystemOptionsAreInvalidArgumentNamingKeyValueAndRange) {
