@@ -105,7 +105,7 @@ StatusOr<ReconcileCounts> ReconcileNodeVolumes(store::NodeVolumeStore& store, no
     // what it was when staged, and after a reboot they can belong to another disk.
     std::optional<node::BlockDevice> device;
     if (!row.serial.empty()) {
-      StatusOr<node::BlockDevice> found = os.FindVolumeDevice(row.serial);
+      StatusOr<node::BlockDevice> found = os.FindVolumeDevice(row.serial, row.encrypted);
       if (found.ok()) device = *found;
     }
     if (device && !row.device_name.empty() &&

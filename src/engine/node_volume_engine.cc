@@ -172,6 +172,12 @@ void NodeVolumeEngine::StageAdmitted(const StageSpec& spec, Done finish) {
                                   existing->staging_path + " with another volume capability (" +
                                   existing->capability + ")"));
     }
+    if (existing->encrypted != spec.encrypted) {
+      return finish(AlreadyExists(
+          "volume " + volume_id + " is already staged at " + existing->staging_path + " as " +
+          (existing->encrypted ? "an encrypted" : "a plain") + " volume; this call asks for " +
+          (spec.encrypted ? "an encrypted" : "a plain") + " one"));
+    }
     if (existing->serial != spec.serial) {
       return finish(FailedPrecondition("volume " + volume_id +
                                        " is staged from the disk with NVMe "
@@ -187,9 +193,8 @@ void NodeVolumeEngine::StageAdmitted(const StageSpec& spec, Done finish) {
 void NodeVolumeEngine::VerifyStagedRow(StagingRow row, const StageSpec& spec, Done finish) {
   RunBlocking(
       loop_,
-      [os = os_, serial = row.serial, block = row.block, path = row.staging_path] {
-        return os->VerifyStaged(serial, block, path);
-      },
+      [os = os_, serial = row.serial, encrypted = row.encrypted, block = row.block,
+       path = row.staging_path] { return os->VerifyStaged(serial, encrypted, block, path); },
       [this, alive = alive_, row, spec, finish](StatusOr<node::BlockDevice> device) mutable {
         if (!*alive) return;
         if (device.ok()) {
@@ -221,7 +226,8 @@ void NodeVolumeEngine::BeginStaging(const std::optional<StagingRow>& existing,
                  .serial = spec.serial,
                  .device_name = "",
                  .device_number = "",
-                 .format_uuid = format_intent ? existing->format_uuid : ""};
+                 .format_uuid = format_intent ? existing->format_uuid : "",
+                 .encrypted = spec.encrypted};
   if (HasState(existing, NodeVolumeState::kStale)) {
     // The device it last had stays recorded until the stage succeeds: it is what unpublish and
     // unstage recognise a leftover mount by if this stage fails.
@@ -283,7 +289,7 @@ void NodeVolumeEngine::StageWithDevice(StagingRow row, node::StageInputs inputs,
         loop_, [os = os_, found, inputs] { return os->PlanStaging(found, inputs); },
         [this, alive = alive_, row, found, inputs, finish](StatusOr<node::StagePlan> plan) {
           if (!*alive) return;
-          if (!plan.ok()) return FailStaging(row, plan.status(), finish);
+          if (!plan.ok()) return CloseMappingAndFail(row, plan.status(), finish);
           StageByPlan(row, found, inputs, *plan, finish);
         });
   });
@@ -296,7 +302,7 @@ void NodeVolumeEngine::OpenEncryptedBlock(StagingRow row, const node::BlockDevic
         loop_, [os = os_, found, inputs] { return os->OpenEncryptedBlock(found, inputs); },
         [this, alive = alive_, row, finish](StatusOr<node::BlockDevice> mapping) {
           if (!*alive) return;
-          if (!mapping.ok()) return FailStaging(row, mapping.status(), finish);
+          if (!mapping.ok()) return CloseMappingAndFail(row, mapping.status(), finish);
           MarkStaged(row, *mapping, "encrypted block", finish);
         });
   });
@@ -360,7 +366,7 @@ void NodeVolumeEngine::CarryOutPlan(StagingRow row, const node::BlockDevice& fou
         [this, alive = alive_, row, format, finish](StatusOr<node::BlockDevice> mounted) mutable {
           if (!*alive) return;
           if (format) formats_.Leave();
-          if (!mounted.ok()) return FailStaging(std::move(row), mounted.status(), finish);
+          if (!mounted.ok()) return CloseMappingAndFail(std::move(row), mounted.status(), finish);
           MarkStaged(std::move(row), *mounted, format ? "formatted" : "mounted", finish);
         });
   };
@@ -384,6 +390,22 @@ void NodeVolumeEngine::MarkStaged(StagingRow row, const node::BlockDevice& found
                               {"path", row.staging_path},
                               {"how", how}});
   AnswerWhenDurable(finish, Status::Ok());
+}
+
+void NodeVolumeEngine::CloseMappingAndFail(StagingRow row, const Status& status, Done finish) {
+  if (!row.encrypted) return FailStaging(std::move(row), status, finish);
+  // The stage may have opened the volume's mapping before it failed: nothing is left open that
+  // nothing uses (a mapping in use stays, and says so in the log).
+  RunBlocking(
+      loop_, [os = os_, serial = row.serial] { return os->CloseVolumeMapping(serial); },
+      [this, alive = alive_, row, status, finish](Status closed) {
+        if (!*alive) return;
+        if (!closed.ok()) {
+          log::Warn("the encrypted mapping of a failed stage was left open",
+                    {{"volume_id", row.volume_id}, {"error", closed.message()}});
+        }
+        FailStaging(row, status, finish);
+      });
 }
 
 void NodeVolumeEngine::FailStaging(StagingRow row, const Status& status, Done finish) {
@@ -418,28 +440,35 @@ void NodeVolumeEngine::UnstageAdmitted(const std::string& volume_id, const std::
     }
   }
   std::optional<StagingRow> row = store_->GetStaging(volume_id);
+  std::optional<node::BlockDevice> recorded;
+  std::string serial;
+  bool encrypted = false;
   if (HasState(row, NodeVolumeState::kFormatting)) {
     // Asked to unstage: the CO has given up this stage, and the volume may be used elsewhere
-    // before it comes back. The intent goes; a later stage trusts only the device.
+    // before it comes back. The intent goes; a later stage trusts only the device. An encrypted
+    // volume's mapping, which the interrupted stage may have opened, is closed.
+    if (row->encrypted && row->staging_path == path) {
+      serial = row->serial;
+      encrypted = true;
+    }
     if (Status moved = Move(*row, E::kFormatAbandoned); !moved.ok()) return finish(moved);
     log::Info("format intent cleared: the volume was unstaged before its format finished",
               {{"volume_id", volume_id}});
     row.reset();
   }
   if (row && row->staging_path != path) row.reset();
-  std::optional<node::BlockDevice> recorded;
-  std::string serial;
   if (row) {
     recorded = StagedDevice(*row);
     serial = row->serial;
+    encrypted = row->encrypted;
     if (Status moved = Move(*row, E::kUnstageRequested); !moved.ok()) return finish(moved);
   }
   const bool block = row && row->block;
   WhenDurable(finish, [=, this] {
     RunBlocking(
         loop_,
-        [os = os_, serial, recorded, block, path] {
-          return os->UnmountVolumePath(serial, recorded, block, path, true);
+        [os = os_, serial, encrypted, recorded, block, path] {
+          return os->UnmountVolumePath(serial, encrypted, recorded, block, path, true);
         },
         [this, alive = alive_, row, volume_id, publications, finish](Status unmounted) mutable {
           if (!*alive) return;
@@ -523,12 +552,13 @@ void NodeVolumeEngine::PublishAdmitted(const PublishSpec& spec, Done finish) {
   }
   const bool block = staged.block;
   const node::MountOptions options = block ? node::MountOptions{} : spec.access.options;
-  WhenDurable(finish, [=, this, serial = staged.serial] {
+  WhenDurable(finish, [=, this, serial = staged.serial, encrypted = staged.encrypted] {
     RunBlocking(
         loop_,
-        [os = os_, serial, block, staging_path = row.staging_path, target, readonly = row.readonly,
-         options] {
-          return os->PublishVolume(serial, block, staging_path, target, readonly, options);
+        [os = os_, serial, encrypted, block, staging_path = row.staging_path, target,
+         readonly = row.readonly, options] {
+          return os->PublishVolume(serial, encrypted, block, staging_path, target, readonly,
+                                   options);
         },
         [this, alive = alive_, row, repeat, finish](StatusOr<node::BlockDevice> bound) mutable {
           if (!*alive) return;
@@ -573,10 +603,12 @@ void NodeVolumeEngine::UnpublishAdmitted(const std::string& volume_id, const std
   std::optional<node::BlockDevice> recorded;
   std::string serial;
   bool block = false;
+  bool encrypted = false;
   if (staging) {
     recorded = StagedDevice(*staging);
     serial = staging->serial;
     block = staging->block;
+    encrypted = staging->encrypted;
   }
   if (row) {
     if (Status moved = Move(*row, E::kUnpublishRequested); !moved.ok()) return finish(moved);
@@ -584,8 +616,8 @@ void NodeVolumeEngine::UnpublishAdmitted(const std::string& volume_id, const std
   WhenDurable(finish, [=, this] {
     RunBlocking(
         loop_,
-        [os = os_, serial, recorded, block, target] {
-          return os->UnmountVolumePath(serial, recorded, block, target, false);
+        [os = os_, serial, encrypted, recorded, block, target] {
+          return os->UnmountVolumePath(serial, encrypted, recorded, block, target, false);
         },
         [this, alive = alive_, row, volume_id, finish](Status unmounted) mutable {
           if (!*alive) return;
@@ -640,9 +672,9 @@ void NodeVolumeEngine::Health(const std::string& volume_id, const std::string& p
   if (!first) return;  // joins the measurement under way
   RunBlocking(
       loop_,
-      [os = os_, serial = staging->serial, block = staging->block, path, expect_mount,
-       readonly]() -> StatusOr<VolumeHealth> {
-        return os->MeasureVolume(serial, block, path, expect_mount, readonly);
+      [os = os_, serial = staging->serial, encrypted = staging->encrypted, block = staging->block,
+       path, expect_mount, readonly]() -> StatusOr<VolumeHealth> {
+        return os->MeasureVolume(serial, encrypted, block, path, expect_mount, readonly);
       },
       [this, alive = alive_, key](StatusOr<VolumeHealth> health) {
         if (!*alive) return;

@@ -119,6 +119,8 @@ class NodeVolumeEngine {
   void MarkStaged(store::StagingRow row, const node::BlockDevice& found, const char* how,
                   Done finish);
   void FailStaging(store::StagingRow row, const Status& status, Done finish);
+  // FailStaging, after closing an encrypted volume's mapping that the stage may have opened.
+  void CloseMappingAndFail(store::StagingRow row, const Status& status, Done finish);
   void UnstageAdmitted(const std::string& volume_id, const std::string& path, Done finish);
   void PublishAdmitted(const PublishSpec& spec, Done finish);
   void UnpublishAdmitted(const std::string& volume_id, const std::string& target, Done finish);

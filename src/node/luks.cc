@@ -1,11 +1,17 @@
 #include "node/luks.h"
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 namespace oxide::node {
 namespace {
@@ -47,6 +53,16 @@ StatusOr<BlockDevice> MapperDevice(const std::string& name) {
                      .node = node,
                      .major = major(info.st_rdev),
                      .minor = minor(info.st_rdev)};
+}
+
+// The device's logical sector size (BLKSSZGET); 0 when it cannot be read.
+int LogicalSectorSize(const std::string& node) {
+  int fd = open(node.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  int size = 0;
+  if (ioctl(fd, BLKSSZGET, &size) != 0) size = 0;
+  close(fd);
+  return size;
 }
 
 std::string StatusField(const std::string& output, const std::string& field) {
@@ -127,13 +143,63 @@ Status CheckPassphrase(const std::string& passphrase, const std::string& secret_
 Status LuksFormat(const BlockDevice& device, const std::string& passphrase,
                   const CommandLimits& limits) {
   // --key-file=- reads the whole pipe as the passphrase, newlines included, exactly as open does.
-  std::vector<std::string> argv =
-      Cryptsetup({"luksFormat", "--batch-mode", "--type", "luks2", "--cipher", "aes-xts-plain64",
-                  "--key-size", "512", "--hash", "sha256", "--pbkdf", "argon2id", "--pbkdf-memory",
-                  "65536", "--iter-time", "2000", "--key-file=-", device.node});
+  std::vector<std::string> args = {"luksFormat",     "--batch-mode",    "--type",      "luks2",
+                                   "--cipher",       "aes-xts-plain64", "--key-size",  "512",
+                                   "--hash",         "sha256",          "--pbkdf",     "argon2id",
+                                   "--pbkdf-memory", "65536",           "--iter-time", "2000"};
+  if (int sector = LogicalSectorSize(device.node); sector >= 512 && sector <= 4096) {
+    args.insert(args.end(), {"--sector-size", std::to_string(sector)});
+  }
+  args.insert(args.end(), {"--key-file=-", device.node});
+  std::vector<std::string> argv = Cryptsetup(args);
   auto run = RunWithPassphrase(argv, limits.format, passphrase);
   if (!run.ok()) return run.status();
   if (run->exit_code != 0) return Internal("encrypting failed: " + DescribeFailure(argv, *run));
+  return Status::Ok();
+}
+
+StatusOr<LuksHeader> ReadLuksHeader(const BlockDevice& device, const CommandLimits& limits) {
+  std::vector<std::string> argv = Cryptsetup({"luksDump", "--dump-json-metadata", device.node});
+  auto run = RunCommand(argv, limits.command);
+  if (!run.ok()) return run.status();
+  LuksHeader header;
+  if (run->exit_code != 0) return header;  // LUKS1: no JSON metadata
+  nlohmann::json metadata = nlohmann::json::parse(run->output, nullptr, false);
+  if (metadata.is_discarded() || !metadata.is_object() || !metadata.contains("keyslots") ||
+      !metadata["keyslots"].is_object()) {
+    return Internal("the LUKS2 metadata of " + device.node + " cannot be read");
+  }
+  header.keyslots = static_cast<int>(metadata["keyslots"].size());
+  for (const auto& [id, slot] : metadata["keyslots"].items()) {
+    if (!slot.is_object() || !slot.contains("kdf") || !slot["kdf"].is_object()) continue;
+    const nlohmann::json& kdf = slot["kdf"];
+    if (kdf.contains("memory") && kdf["memory"].is_number_integer()) {
+      header.max_kdf_memory_kib = std::max(header.max_kdf_memory_kib, kdf["memory"].get<int64_t>());
+    }
+  }
+  return header;
+}
+
+namespace {
+
+Status WrongPassphrase(const BlockDevice& device) {
+  return FailedPrecondition("the passphrase does not open this volume (" + device.node +
+                            "): check the secret named by the StorageClass's "
+                            "csi.storage.k8s.io/node-stage-secret-name");
+}
+
+}  // namespace
+
+Status LuksTestPassphrase(const BlockDevice& device, const std::string& passphrase,
+                          const CommandLimits& limits) {
+  std::vector<std::string> argv =
+      Cryptsetup({"open", "--test-passphrase", "--key-file=-", device.node});
+  auto run = RunWithPassphrase(argv, limits.command, passphrase);
+  if (!run.ok()) return run.status();
+  if (run->exit_code == kNoKeyAvailable) return WrongPassphrase(device);
+  if (run->exit_code != 0) {
+    return Internal("checking the passphrase failed: " + DescribeFailure(argv, *run));
+  }
   return Status::Ok();
 }
 
@@ -143,11 +209,7 @@ StatusOr<BlockDevice> LuksOpen(const BlockDevice& device, const std::string& nam
       Cryptsetup({"open", "--type", "luks", "--key-file=-", device.node, name});
   auto run = RunWithPassphrase(argv, limits.command, passphrase);
   if (!run.ok()) return run.status();
-  if (run->exit_code == kNoKeyAvailable) {
-    return FailedPrecondition("the passphrase does not open this volume (" + device.node +
-                              "): check the secret named by the StorageClass's "
-                              "csi.storage.k8s.io/node-stage-secret-name");
-  }
+  if (run->exit_code == kNoKeyAvailable) return WrongPassphrase(device);
   if (run->exit_code != 0) {
     return Internal("opening the encrypted volume failed: " + DescribeFailure(argv, *run));
   }
@@ -156,8 +218,6 @@ StatusOr<BlockDevice> LuksOpen(const BlockDevice& device, const std::string& nam
 
 StatusOr<std::optional<LuksMapping>> FindLuksMapping(const std::string& name,
                                                      const CommandLimits& limits) {
-  std::error_code ec;
-  if (!fs::exists(fs::path(kMapperDir) / name, ec)) return std::optional<LuksMapping>();
   std::vector<std::string> argv = Cryptsetup({"status", name});
   auto run = RunCommand(argv, limits.command);
   if (!run.ok()) return run.status();
@@ -178,8 +238,6 @@ StatusOr<std::optional<LuksMapping>> FindLuksMapping(const std::string& name,
 }
 
 Status LuksClose(const std::string& name, const CommandLimits& limits) {
-  std::error_code ec;
-  if (!fs::exists(fs::path(kMapperDir) / name, ec)) return Status::Ok();
   std::vector<std::string> argv = Cryptsetup({"close", name});
   auto run = RunCommand(argv, limits.command);
   if (!run.ok()) return run.status();

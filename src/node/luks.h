@@ -27,14 +27,32 @@ inline constexpr size_t kMaxPassphraseBytes = 4096;
 // OK, or INVALID_ARGUMENT naming `secret_key` (never the value) when it is empty or too long.
 Status CheckPassphrase(const std::string& passphrase, const std::string& secret_key);
 
-// luksFormat --type luks2 --pbkdf argon2id ... of `device`, which the caller has verified blank.
+// luksFormat --type luks2 --pbkdf argon2id ... of `device`, which the caller has verified blank,
+// with the device's own logical sector size (so mkfs sees the sector the disk has).
 Status LuksFormat(const BlockDevice& device, const std::string& passphrase,
                   const CommandLimits& limits);
+
+// What a LUKS header on `device` holds that decides whether it may be opened: its key slots, and
+// the most memory any slot's key derivation asks for (argon2: a header made elsewhere may ask for
+// gigabytes, more than the node plugin's memory limit).
+struct LuksHeader {
+  int keyslots = -1;  // -1: not known (a LUKS1 header)
+  int64_t max_kdf_memory_kib = 0;
+};
+StatusOr<LuksHeader> ReadLuksHeader(const BlockDevice& device, const CommandLimits& limits);
+
+// The most memory a key slot's derivation may ask for before an open is refused.
+inline constexpr int64_t kMaxKdfMemoryKib = 256 * 1024;
 
 // Opens the LUKS volume on `device` as /dev/mapper/`name`. FAILED_PRECONDITION "the passphrase
 // does not open this volume" when no key slot takes the passphrase.
 StatusOr<BlockDevice> LuksOpen(const BlockDevice& device, const std::string& name,
                                const std::string& passphrase, const CommandLimits& limits);
+
+// OK when `passphrase` opens a key slot of the LUKS volume on `device` (nothing is mapped);
+// FAILED_PRECONDITION "the passphrase does not open this volume" otherwise.
+Status LuksTestPassphrase(const BlockDevice& device, const std::string& passphrase,
+                          const CommandLimits& limits);
 
 struct LuksMapping {
   BlockDevice mapper;        // /dev/mapper/<name> and its device number
@@ -43,11 +61,14 @@ struct LuksMapping {
   std::optional<std::string> backing_number;
 };
 
-// The open mapping `name`, or nullopt when there is none.
+// The open mapping `name`, or nullopt when there is none (asks cryptsetup: a mapping whose
+// /dev/mapper node is missing is still found).
 StatusOr<std::optional<LuksMapping>> FindLuksMapping(const std::string& name,
                                                      const CommandLimits& limits);
 
-// Closes the mapping `name`; OK when it is not open. FAILED_PRECONDITION when it is in use.
+// Closes the mapping `name`; OK when it is not open. FAILED_PRECONDITION when the kernel says it
+// is in use. Callers check the mount table first (node/encrypted_volume.h): a bind mount of the
+// device node does not hold the mapping open.
 Status LuksClose(const std::string& name, const CommandLimits& limits);
 
 // The names of this plugin's open mappings (/dev/mapper/oxide-csi-*).

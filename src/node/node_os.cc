@@ -4,6 +4,7 @@
 
 #include "node/encrypted_volume.h"
 #include "node/volume_ops.h"
+#include "util/log.h"
 
 namespace oxide::node {
 namespace {
@@ -19,10 +20,21 @@ StatusOr<BlockDevice> HostOs::FindDevice(const std::string& serial) {
   return FindDeviceBySerial(sysfs_root_, serial);
 }
 
-StatusOr<BlockDevice> HostOs::FindVolumeDevice(const std::string& serial) {
+StatusOr<BlockDevice> HostOs::FindVolumeDevice(const std::string& serial, bool encrypted) {
   StatusOr<BlockDevice> disk = FindDeviceBySerial(sysfs_root_, serial);
   if (!disk.ok()) return disk;
-  return VolumeDeviceOf(disk, serial, limits_);
+  return VolumeDeviceOf(disk, serial, encrypted, limits_);
+}
+
+Status HostOs::StillTheDisk(const std::string& serial, const BlockDevice& device) {
+  // A plan or a key derivation can wait a while: the disk with the serial must still be this
+  // device before anything writes to it.
+  StatusOr<BlockDevice> now = FindDeviceBySerial(sysfs_root_, serial);
+  if (!now.ok() || now->Number() != device.Number()) {
+    return Unavailable("the volume's disk (serial " + serial + ") is no longer " + device.node +
+                       " (" + device.Number() + "); retry the stage");
+  }
+  return Status::Ok();
 }
 
 StatusOr<StagePlan> HostOs::PlanStaging(const BlockDevice& device, const StageInputs& inputs) {
@@ -31,32 +43,50 @@ StatusOr<StagePlan> HostOs::PlanStaging(const BlockDevice& device, const StageIn
 
 StatusOr<BlockDevice> HostOs::CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
                                               const StageInputs& inputs) {
-  // The plan was made on this device some time ago (a commit, maybe a wait for a format slot):
-  // it must still be the disk with the serial before mkfs or mount touch it.
-  StatusOr<BlockDevice> now = FindDeviceBySerial(sysfs_root_, inputs.serial);
-  if (!now.ok() || now->Number() != device.Number()) {
-    return Unavailable("the volume's disk (serial " + inputs.serial + ") is no longer " +
-                       device.node + " (" + device.Number() + "); retry the stage");
-  }
+  // The plan was made on this device some time ago (a commit, maybe a wait for a format slot).
+  if (Status same = StillTheDisk(inputs.serial, device); !same.ok()) return same;
   return node::CarryOutStaging(device, plan, inputs, limits_, xfs_profile_);
 }
 
 StatusOr<BlockDevice> HostOs::OpenEncryptedBlock(const BlockDevice& device,
                                                  const StageInputs& inputs) {
+  if (Status same = StillTheDisk(inputs.serial, device); !same.ok()) return same;
   StatusOr<EncryptedDisk> disk =
       OpenEncryptedDisk(device, inputs.serial, inputs.passphrase, false, limits_);
   if (!disk.ok()) return disk.status();
-  if (disk->mapper) return *disk->mapper;
-  return EncryptBlankDisk(device, inputs.serial, inputs.passphrase, false, limits_);
+  StatusOr<BlockDevice> mapping = Unavailable("not opened");
+  if (disk->mapper) {
+    mapping = *disk->mapper;
+  } else {
+    if (Status size = CheckDiskSize(device, inputs.expected_bytes); !size.ok()) return size;
+    if (Status same = StillTheDisk(inputs.serial, device); !same.ok()) return same;
+    mapping = EncryptBlankDisk(device, inputs.serial, inputs.passphrase, false, limits_);
+  }
+  if (!mapping.ok()) return mapping;
+  // Opened through the device's name: it must still have been the volume's disk.
+  StatusOr<BlockDevice> on_disk = FindVolumeDevice(inputs.serial, true);
+  if (!on_disk.ok() || on_disk->Number() != mapping->Number()) {
+    if (Status closed = node::CloseVolumeMapping(inputs.serial, limits_); !closed.ok()) {
+      log::Warn("a mapping opened on a disk that changed could not be closed",
+                {{"serial", inputs.serial}, {"error", closed.message()}});
+    }
+    return Unavailable("the volume's disk (serial " + inputs.serial +
+                       ") changed while it was opened; retry the stage");
+  }
+  return mapping;
 }
 
 void HostOs::CloseUnusedMappings(const std::vector<std::string>& keep_serials) {
   node::CloseUnusedMappings(keep_serials, limits_);
 }
 
-StatusOr<BlockDevice> HostOs::VerifyStaged(const std::string& serial, bool block,
+Status HostOs::CloseVolumeMapping(const std::string& serial) {
+  return node::CloseVolumeMapping(serial, limits_);
+}
+
+StatusOr<BlockDevice> HostOs::VerifyStaged(const std::string& serial, bool encrypted, bool block,
                                            const std::string& staging_path) {
-  StatusOr<BlockDevice> device = FindVolumeDevice(serial);
+  StatusOr<BlockDevice> device = FindVolumeDevice(serial, encrypted);
   if (!device.ok() || block) return device;
   auto mounts = ReadMountInfo();
   if (!mounts.ok()) return mounts.status();
@@ -73,11 +103,11 @@ StatusOr<BlockDevice> HostOs::VerifyStaged(const std::string& serial, bool block
   return device;
 }
 
-StatusOr<BlockDevice> HostOs::PublishVolume(const std::string& serial, bool block,
+StatusOr<BlockDevice> HostOs::PublishVolume(const std::string& serial, bool encrypted, bool block,
                                             const std::string& staging_path,
                                             const std::string& target, bool readonly,
                                             const MountOptions& options) {
-  StatusOr<BlockDevice> device = VerifyStaged(serial, block, staging_path);
+  StatusOr<BlockDevice> device = VerifyStaged(serial, encrypted, block, staging_path);
   if (!device.ok()) {
     return FailedPrecondition("volume not published: " + device.status().message() +
                               "; call NodeStageVolume again");
@@ -88,12 +118,17 @@ StatusOr<BlockDevice> HostOs::PublishVolume(const std::string& serial, bool bloc
   return device;
 }
 
-Status HostOs::UnmountVolumePath(const std::string& serial,
-                                 const std::optional<BlockDevice>& recorded, bool block,
+Status HostOs::UnmountVolumePath(const std::string& serial, bool encrypted,
+                                 const std::optional<BlockDevice>& recorded_device, bool block,
                                  const std::string& path, bool staging) {
+  // An encrypted volume's recorded mapping number may belong to another volume's mapping after a
+  // reboot: only the mapping found now is the volume's.
+  const std::optional<BlockDevice> recorded =
+      encrypted ? std::optional<BlockDevice>() : recorded_device;
   StatusOr<BlockDevice> found =
-      serial.empty() ? StatusOr<BlockDevice>(NotFound("no serial"))
-                     : VolumeDeviceOf(FindDeviceBySerial(sysfs_root_, serial), serial, limits_);
+      serial.empty()
+          ? StatusOr<BlockDevice>(NotFound("no serial"))
+          : VolumeDeviceOf(FindDeviceBySerial(sysfs_root_, serial), serial, encrypted, limits_);
   const BlockDevice* device = found.ok() ? &*found : recorded ? &*recorded : nullptr;
   if (staging) {
     auto mounts = ReadMountInfo();
@@ -125,12 +160,12 @@ Status HostOs::UnmountVolumePath(const std::string& serial,
       recorded && recorded->Number() != found->Number()) {
     unmounted = UnmountAndRemove(&*recorded, block, path, true);
   }
-  if (!unmounted.ok() || !staging || serial.empty()) return unmounted;
+  if (!unmounted.ok() || !staging || !encrypted || serial.empty()) return unmounted;
   // The volume's last use on this node has ended: an encrypted volume's mapping is closed.
-  return CloseVolumeMapping(serial, limits_);
+  return node::CloseVolumeMapping(serial, limits_);
 }
 
-VolumeMeasurement HostOs::MeasureVolume(const std::string& serial, bool block,
+VolumeMeasurement HostOs::MeasureVolume(const std::string& serial, bool encrypted, bool block,
                                         const std::string& path, bool expect_mount,
                                         bool expect_readonly) {
   VolumeMeasurement measured;
@@ -139,7 +174,7 @@ VolumeMeasurement HostOs::MeasureVolume(const std::string& serial, bool block,
     measured.problem = "the volume's disk has vanished from this node: " + disk.status().message();
     return measured;
   }
-  StatusOr<BlockDevice> device = VolumeDeviceOf(disk, serial, limits_);
+  StatusOr<BlockDevice> device = VolumeDeviceOf(disk, serial, encrypted, limits_);
   if (!device.ok()) {
     measured.problem = device.status().message();
     return measured;

@@ -33,9 +33,9 @@ class NodeOs {
 
   // See FindDeviceBySerial: NOT_FOUND while the device has not appeared.
   virtual StatusOr<BlockDevice> FindDevice(const std::string& serial) = 0;
-  // The device that holds the volume now: the disk found by serial, or the open mapping on it of
-  // an encrypted volume (FAILED_PRECONDITION when the disk is encrypted and not open).
-  virtual StatusOr<BlockDevice> FindVolumeDevice(const std::string& serial) = 0;
+  // The device that holds the volume now: the disk found by serial, or for an `encrypted` volume
+  // the open mapping on it (FAILED_PRECONDITION when none is open: never the disk).
+  virtual StatusOr<BlockDevice> FindVolumeDevice(const std::string& serial, bool encrypted) = 0;
   // See PlanStaging and CarryOutStaging (node/stage_plan.h).
   virtual StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs) = 0;
   // Returns the device now mounted at the staging path (an encrypted volume's mapping).
@@ -45,19 +45,22 @@ class NodeOs {
   // inputs.passphrase, first encrypting the disk when it is blank. Returns the mapping.
   virtual StatusOr<BlockDevice> OpenEncryptedBlock(const BlockDevice& device,
                                                    const StageInputs& inputs) = 0;
+  // Closes the encrypted mapping of the volume with `serial` unless something uses it (a failed
+  // stage leaves nothing open). OK when none is open.
+  virtual Status CloseVolumeMapping(const std::string& serial) = 0;
   // Start-up: closes this plugin's encrypted mappings that no mount uses and no staging row
   // (`keep_serials`) names.
   virtual void CloseUnusedMappings(const std::vector<std::string>& keep_serials) = 0;
-  // The volume devices below are the disk found by `serial`, or for an encrypted volume the open
+  // The volume devices below are the disk found by `serial`, or for an `encrypted` volume the open
   // mapping on that disk (node/encrypted_volume.h); unstaging closes the mapping.
   // A staged volume as it is now: its device by `serial`, and for a mount volume the mount of
   // that device at `staging_path`. FAILED_PRECONDITION naming what is there instead (or NOT_FOUND
   // when no device has the serial): the staging row is stale.
-  virtual StatusOr<BlockDevice> VerifyStaged(const std::string& serial, bool block,
+  virtual StatusOr<BlockDevice> VerifyStaged(const std::string& serial, bool encrypted, bool block,
                                              const std::string& staging_path) = 0;
   // Publishes after VerifyStaged: binds the device found by serial (block) or the staging mount
   // of that device (mount) onto `target`. Returns the device it bound.
-  virtual StatusOr<BlockDevice> PublishVolume(const std::string& serial, bool block,
+  virtual StatusOr<BlockDevice> PublishVolume(const std::string& serial, bool encrypted, bool block,
                                               const std::string& staging_path,
                                               const std::string& target, bool readonly,
                                               const MountOptions& options) = 0;
@@ -66,11 +69,11 @@ class NodeOs {
   // and removes `path`; a mount of anything else is refused with FAILED_PRECONDITION, a busy one
   // too (never detached lazily). `staging`: the volume's last use on this node is ending, so any
   // other mount of its device (a publication the rows do not know) refuses it first.
-  virtual Status UnmountVolumePath(const std::string& serial,
+  virtual Status UnmountVolumePath(const std::string& serial, bool encrypted,
                                    const std::optional<BlockDevice>& recorded, bool block,
                                    const std::string& path, bool staging) = 0;
   // The volume at `path` measured on the device found by serial.
-  virtual VolumeMeasurement MeasureVolume(const std::string& serial, bool block,
+  virtual VolumeMeasurement MeasureVolume(const std::string& serial, bool encrypted, bool block,
                                           const std::string& path, bool expect_mount,
                                           bool expect_readonly) = 0;
 };
@@ -84,24 +87,30 @@ class HostOs final : public NodeOs {
       : sysfs_root_(std::move(sysfs_root)), limits_(limits), xfs_profile_(std::move(xfs_profile)) {}
 
   StatusOr<BlockDevice> FindDevice(const std::string& serial) override;
-  StatusOr<BlockDevice> FindVolumeDevice(const std::string& serial) override;
+  StatusOr<BlockDevice> FindVolumeDevice(const std::string& serial, bool encrypted) override;
   StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs) override;
   StatusOr<BlockDevice> CarryOutStaging(const BlockDevice& device, const StagePlan& plan,
                                         const StageInputs& inputs) override;
   StatusOr<BlockDevice> OpenEncryptedBlock(const BlockDevice& device,
                                            const StageInputs& inputs) override;
   void CloseUnusedMappings(const std::vector<std::string>& keep_serials) override;
-  StatusOr<BlockDevice> VerifyStaged(const std::string& serial, bool block,
+  Status CloseVolumeMapping(const std::string& serial) override;
+  StatusOr<BlockDevice> VerifyStaged(const std::string& serial, bool encrypted, bool block,
                                      const std::string& staging_path) override;
-  StatusOr<BlockDevice> PublishVolume(const std::string& serial, bool block,
+  StatusOr<BlockDevice> PublishVolume(const std::string& serial, bool encrypted, bool block,
                                       const std::string& staging_path, const std::string& target,
                                       bool readonly, const MountOptions& options) override;
-  Status UnmountVolumePath(const std::string& serial, const std::optional<BlockDevice>& recorded,
-                           bool block, const std::string& path, bool staging) override;
-  VolumeMeasurement MeasureVolume(const std::string& serial, bool block, const std::string& path,
-                                  bool expect_mount, bool expect_readonly) override;
+  Status UnmountVolumePath(const std::string& serial, bool encrypted,
+                           const std::optional<BlockDevice>& recorded, bool block,
+                           const std::string& path, bool staging) override;
+  VolumeMeasurement MeasureVolume(const std::string& serial, bool encrypted, bool block,
+                                  const std::string& path, bool expect_mount,
+                                  bool expect_readonly) override;
 
  private:
+  // UNAVAILABLE unless the disk with `serial` is still `device`.
+  Status StillTheDisk(const std::string& serial, const BlockDevice& device);
+
   const std::string sysfs_root_;
   const CommandLimits limits_;
   const std::string xfs_profile_;

@@ -12,20 +12,6 @@
 namespace oxide::node {
 namespace {
 
-// A device is formatted only at the size the controller published: a reused device node can
-// still report an old size.
-Status CheckSize(const BlockDevice& device, const StageInputs& inputs) {
-  if (!inputs.expected_bytes) return Status::Ok();
-  StatusOr<int64_t> bytes = BlockDeviceBytes(device.node);
-  if (!bytes.ok()) return bytes.status();
-  if (static_cast<uint64_t>(*bytes) == *inputs.expected_bytes) return Status::Ok();
-  return FailedPrecondition(device.node + " is " + std::to_string(*bytes) +
-                            " bytes but the volume's disk is " +
-                            std::to_string(*inputs.expected_bytes) +
-                            " bytes; refusing to format it (the device may still show an older "
-                            "disk's size: retry once the node sees the attached disk)");
-}
-
 StagePlan Plan(StageAction action, std::string reason) {
   return StagePlan{.action = action,
                    .reason = std::move(reason),
@@ -36,7 +22,7 @@ StagePlan Plan(StageAction action, std::string reason) {
 
 StatusOr<StagePlan> Format(const BlockDevice& device, const StageInputs& inputs, StageAction action,
                            std::string reason) {
-  if (Status size = CheckSize(device, inputs); !size.ok()) return size;
+  if (Status size = CheckDiskSize(device, inputs.expected_bytes); !size.ok()) return size;
   return StagePlan{.action = action,
                    .reason = std::move(reason),
                    .uuid = inputs.intent_uuid.empty() ? NewFilesystemUuid() : inputs.intent_uuid,
@@ -151,6 +137,17 @@ StatusOr<StagePlan> PlanOnDevice(const BlockDevice& device, const StageInputs& i
 }
 
 }  // namespace
+
+Status CheckDiskSize(const BlockDevice& device, std::optional<uint64_t> expected_bytes) {
+  if (!expected_bytes) return Status::Ok();
+  StatusOr<int64_t> bytes = BlockDeviceBytes(device.node);
+  if (!bytes.ok()) return bytes.status();
+  if (static_cast<uint64_t>(*bytes) == *expected_bytes) return Status::Ok();
+  return FailedPrecondition(device.node + " is " + std::to_string(*bytes) +
+                            " bytes but the volume's disk is " + std::to_string(*expected_bytes) +
+                            " bytes; refusing to format it (the device may still show an older "
+                            "disk's size: retry once the node sees the attached disk)");
+}
 
 StatusOr<StagePlan> PlanStaging(const BlockDevice& device, const StageInputs& inputs,
                                 const CommandLimits& limits) {

@@ -55,6 +55,11 @@ struct StagePlan {
   std::optional<BlockDevice> volume_device;
 };
 
+// OK when `expected_bytes` is unset or is the size of `device`; FAILED_PRECONDITION otherwise (a
+// device is formatted or encrypted only at the size the controller published: a reused device
+// node can still report an old size).
+Status CheckDiskSize(const BlockDevice& device, std::optional<uint64_t> expected_bytes);
+
 // Decides from the mount table and the device (for an encrypted volume: from its disk's LUKS
 // header, opening the mapping when there is one, and then from the mapping). Never
 // kFormat/kReformat for a device holding a filesystem whose mkfs finished, a filesystem with

@@ -63,6 +63,10 @@ const std::vector<Migration>& Migrations() {
       // intent formats again only a device that is blank or holds our own unfinished work.
       {6, "node format intent uuid",
        "ALTER TABLE node_stagings ADD COLUMN format_uuid TEXT NOT NULL DEFAULT '';"},
+      // Whether the volume is encrypted (LUKS2): only an encrypted volume's device is its open
+      // mapping, and its disk is never handed on.
+      {7, "node staging encrypted",
+       "ALTER TABLE node_stagings ADD COLUMN encrypted INTEGER NOT NULL DEFAULT 0;"},
   };
   return migrations;
 }

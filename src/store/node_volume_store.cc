@@ -7,7 +7,7 @@ namespace {
 
 constexpr const char* kStagingColumns =
     "volume_id, staging_path, state, capability, block, fs_type, serial, device_name, "
-    "device_number, format_uuid";
+    "device_number, format_uuid, encrypted";
 constexpr const char* kPublicationColumns =
     "target_path, volume_id, state, staging_path, capability, readonly";
 
@@ -30,7 +30,7 @@ NodeVolumeStore::NodeVolumeStore(StateDb* db, GroupCommit* commit)
   sqlite3* h = db->handle();
   put_staging_ =
       Statement(h, std::string("INSERT OR REPLACE INTO node_stagings (") + kStagingColumns +
-                       ", updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+                       ", updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   delete_staging_ = Statement(h, "DELETE FROM node_stagings WHERE volume_id = ?1");
   put_publication_ =
       Statement(h, std::string("INSERT OR REPLACE INTO node_publications (") + kPublicationColumns +
@@ -52,7 +52,8 @@ void NodeVolumeStore::Load(sqlite3* db) {
                    .serial = stagings.ColumnText(6),
                    .device_name = stagings.ColumnText(7),
                    .device_number = stagings.ColumnText(8),
-                   .format_uuid = stagings.ColumnText(9)};
+                   .format_uuid = stagings.ColumnText(9),
+                   .encrypted = stagings.ColumnInt(10) != 0};
     std::string key = row.volume_id;
     stagings_.Load(key, std::move(row));
   }
@@ -96,7 +97,8 @@ void NodeVolumeStore::PutStaging(const StagingRow& row) {
         .Bind(8, row.device_name)
         .Bind(9, row.device_number)
         .Bind(10, row.format_uuid)
-        .Bind(11, now)
+        .Bind(11, int64_t{row.encrypted ? 1 : 0})
+        .Bind(12, now)
         .Run(db);
   });
   stagings_.Write(batch, row.volume_id, row);

@@ -48,6 +48,8 @@ struct StagingRow {
   // kFormatting only: the UUID our mkfs writes (chosen before mkfs runs). A device holding a
   // filesystem with another UUID, or one mounted since, is never formatted for this intent.
   std::string format_uuid;
+  // The volume is encrypted (LUKS2): its device is the open mapping on its disk, never the disk.
+  bool encrypted = false;
 };
 
 struct PublicationRow {

@@ -205,7 +205,7 @@ StatusOr<StagePlan> FakeNodeOs::PlanStaging(const BlockDevice& device, const Sta
   return plan_;
 }
 
-StatusOr<BlockDevice> FakeNodeOs::FindVolumeDevice(const std::string& serial) {
+StatusOr<BlockDevice> FakeNodeOs::FindVolumeDevice(const std::string& serial, bool) {
   return FindDevice(serial);
 }
 
@@ -236,7 +236,7 @@ StatusOr<BlockDevice> FakeNodeOs::CarryOutStaging(const BlockDevice& device, con
   return device;
 }
 
-StatusOr<BlockDevice> FakeNodeOs::VerifyStaged(const std::string& serial, bool block,
+StatusOr<BlockDevice> FakeNodeOs::VerifyStaged(const std::string& serial, bool, bool block,
                                                const std::string& staging_path) {
   std::unique_lock lock(mutex_);
   Status entered = Enter(Call::kVerifyStaged, lock);
@@ -245,7 +245,7 @@ StatusOr<BlockDevice> FakeNodeOs::VerifyStaged(const std::string& serial, bool b
   return StagedLocked(serial, block, staging_path);
 }
 
-StatusOr<BlockDevice> FakeNodeOs::PublishVolume(const std::string& serial, bool block,
+StatusOr<BlockDevice> FakeNodeOs::PublishVolume(const std::string& serial, bool, bool block,
                                                 const std::string& staging_path,
                                                 const std::string& target, bool,
                                                 const oxide::node::MountOptions&) {
@@ -263,7 +263,7 @@ StatusOr<BlockDevice> FakeNodeOs::PublishVolume(const std::string& serial, bool 
   return device;
 }
 
-Status FakeNodeOs::UnmountVolumePath(const std::string& serial,
+Status FakeNodeOs::UnmountVolumePath(const std::string& serial, bool,
                                      const std::optional<BlockDevice>& recorded, bool,
                                      const std::string& path, bool) {
   std::unique_lock lock(mutex_);
@@ -284,7 +284,7 @@ Status FakeNodeOs::UnmountVolumePath(const std::string& serial,
   return Status::Ok();
 }
 
-VolumeMeasurement FakeNodeOs::MeasureVolume(const std::string& serial, bool block,
+VolumeMeasurement FakeNodeOs::MeasureVolume(const std::string& serial, bool, bool block,
                                             const std::string& path, bool expect_mount, bool) {
   std::unique_lock lock(mutex_);
   const int ordinal = ++measured_;

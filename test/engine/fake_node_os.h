@@ -93,7 +93,8 @@ class FakeNodeOs final : public oxide::node::NodeOs {
   oxide::StatusOr<oxide::node::StagePlan> PlanStaging(
       const oxide::node::BlockDevice& device, const oxide::node::StageInputs& inputs) override;
   // The disk found by serial: the double has no encrypted volumes.
-  oxide::StatusOr<oxide::node::BlockDevice> FindVolumeDevice(const std::string& serial) override;
+  oxide::StatusOr<oxide::node::BlockDevice> FindVolumeDevice(const std::string& serial,
+                                                             bool) override;
   oxide::StatusOr<oxide::node::BlockDevice> CarryOutStaging(
       const oxide::node::BlockDevice& device, const oxide::node::StagePlan& plan,
       const oxide::node::StageInputs& inputs) override;
@@ -101,18 +102,20 @@ class FakeNodeOs final : public oxide::node::NodeOs {
   oxide::StatusOr<oxide::node::BlockDevice> OpenEncryptedBlock(
       const oxide::node::BlockDevice& device, const oxide::node::StageInputs& inputs) override;
   void CloseUnusedMappings(const std::vector<std::string>&) override {}
-  oxide::StatusOr<oxide::node::BlockDevice> VerifyStaged(const std::string& serial, bool block,
+  oxide::Status CloseVolumeMapping(const std::string&) override { return oxide::Status::Ok(); }
+  oxide::StatusOr<oxide::node::BlockDevice> VerifyStaged(const std::string& serial, bool,
+                                                         bool block,
                                                          const std::string& staging_path) override;
   oxide::StatusOr<oxide::node::BlockDevice> PublishVolume(
-      const std::string& serial, bool block, const std::string& staging_path,
+      const std::string& serial, bool, bool block, const std::string& staging_path,
       const std::string& target, bool readonly, const oxide::node::MountOptions& options) override;
-  oxide::Status UnmountVolumePath(const std::string& serial,
+  oxide::Status UnmountVolumePath(const std::string& serial, bool,
                                   const std::optional<oxide::node::BlockDevice>& recorded,
                                   bool block, const std::string& path, bool staging) override;
   // Healthy when the device with `serial` is there and (when `expect_mount`) mounted at `path`.
   // The usage's bytes_used is n MiB for the n-th measurement, so that a test can tell which
   // measurement an answer came from; inodes_used is 11.
-  oxide::node::VolumeMeasurement MeasureVolume(const std::string& serial, bool block,
+  oxide::node::VolumeMeasurement MeasureVolume(const std::string& serial, bool, bool block,
                                                const std::string& path, bool expect_mount,
                                                bool expect_readonly) override;
 

@@ -365,17 +365,20 @@ TEST_F(EncryptionTest, ARestartClosesMappingsThatNoVolumeUses) {
             std::string::npos);
 }
 
-class EncryptionCrashTest : public EncryptionTest {
+// Where the double holds a luksFormat: after it finished (a crash between luksFormat and mkfs),
+// or with the header written and no key slot yet (a crash inside luksFormat).
+class EncryptionCrashTest : public EncryptionTest,
+                            public ::testing::WithParamInterface<const char*> {
  protected:
   void PrepareSetup(PluginSetup& setup) override {
     EncryptionTest::PrepareSetup(setup);
-    hold_ = setup.File("held-after-luksFormat");
-    setup.env["FAKE_CRYPTSETUP_HOLD_AFTER_FORMAT"] = hold_;
+    hold_ = setup.File("held-in-luksFormat");
+    setup.env[GetParam()] = hold_;
   }
   std::string hold_;
 };
 
-TEST_F(EncryptionCrashTest, ACrashBetweenLuksFormatAndMkfsIsFinishedByTheRetry) {
+TEST_P(EncryptionCrashTest, ACrashInOrAfterLuksFormatIsFinishedByTheRetry) {
   LoopDisk& disk = AddDisk(serial_);
   auto capability = MountCapability("ext4");
   // The stage runs until luksFormat has written the header, and is held there.
@@ -385,9 +388,10 @@ TEST_F(EncryptionCrashTest, ACrashBetweenLuksFormatAndMkfsIsFinishedByTheRetry) 
   KillPlugin();
   stage.join();
   fs::remove(hold_);  // lets the held cryptsetup go; its plugin is gone
-  setup_->env.erase("FAKE_CRYPTSETUP_HOLD_AFTER_FORMAT");
+  setup_->env.erase(GetParam());
   StartPlugin();
-  // The retry opens the header our luksFormat wrote and formats the mapping under the intent.
+  // The retry opens the header our luksFormat wrote and formats the mapping under the intent, or
+  // (no key slot: nobody can have opened it) encrypts the disk again.
   grpc::Status retried = StageEncrypted(Path("s"), capability);
   ASSERT_TRUE(retried.ok()) << retried.error_message() << "\n" << plugin_->Log();
   EXPECT_EQ(Blkid(MapperPath(), "TYPE"), "ext4");
@@ -395,6 +399,80 @@ TEST_F(EncryptionCrashTest, ACrashBetweenLuksFormatAndMkfsIsFinishedByTheRetry) 
   ASSERT_TRUE(Unstage("vol-1", Path("s")).ok());
   ASSERT_TRUE(StageEncrypted(Path("s"), capability).ok());
   EXPECT_EQ(ReadFile(Path("s/after")), "after the crash");
+  ASSERT_TRUE(Unstage("vol-1", Path("s")).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Crashes, EncryptionCrashTest,
+                         ::testing::Values("FAKE_CRYPTSETUP_HOLD_AFTER_FORMAT",
+                                           "FAKE_CRYPTSETUP_HOLD_IN_FORMAT"));
+
+TEST_F(EncryptionTest, AHeaderWithoutKeySlotsIsNeverEncryptedAgainWithoutOurIntent) {
+  LoopDisk& disk = AddDisk(serial_);
+  ASSERT_EQ(Shell("printf x | cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 "
+                  "--pbkdf-force-iterations 1000 --key-file=- " +
+                  disk.node() + " && cryptsetup luksKillSlot -q " + disk.node() + " 0 </dev/null"),
+            0);
+  const std::string uuid = Blkid(disk.node(), "UUID");
+  for (auto capability : {MountCapability("ext4"), BlockCapability()}) {
+    grpc::Status refused = StageEncrypted(Path("s"), capability);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(refused.error_message().find("without any key slot"), std::string::npos)
+        << refused.error_message();
+  }
+  EXPECT_EQ(Blkid(disk.node(), "UUID"), uuid);
+  EXPECT_EQ(CommandLines().find("luksFormat"), std::string::npos);
+}
+
+TEST_F(EncryptionTest, AHeaderAskingForMoreMemoryThanTheNodeHasIsNotOpened) {
+  LoopDisk& disk = AddDisk(serial_);
+  ASSERT_EQ(Shell("printf %s '" + std::string("plain passphrase") +
+                  "' | cryptsetup luksFormat -q --type luks2 --pbkdf argon2id "
+                  "--pbkdf-force-iterations 4 --pbkdf-memory 1048576 --key-file=- " +
+                  disk.node()),
+            0);
+  grpc::Status refused = StageEncrypted(Path("s"), MountCapability("ext4"), "plain passphrase");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("1048576 KiB of memory"), std::string::npos)
+      << refused.error_message();
+  EXPECT_FALSE(MappingOpen());
+}
+
+TEST_F(EncryptionTest, AFailedStageLeavesNoMappingOpen) {
+  AddDisk(serial_);
+  ASSERT_TRUE(StageEncrypted(Path("s"), MountCapability("ext4")).ok());
+  ASSERT_TRUE(Unstage("vol-1", Path("s")).ok());
+  // The mapping opens, then the plan refuses: the filesystem is ext4, the call asks for xfs.
+  grpc::Status refused = StageEncrypted(Path("s"), MountCapability("xfs"));
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << refused.error_message();
+  EXPECT_FALSE(MappingOpen()) << plugin_->Log();
+  EXPECT_TRUE(MountsUnder(Path("")).empty());
+}
+
+TEST_F(EncryptionTest, AnUnstageAfterARebootFindsNoMappingAndUnmountsNothingElse) {
+  AddDisk(serial_);
+  ASSERT_TRUE(StageEncrypted(Path("s"), MountCapability("ext4")).ok());
+  StopPlugin();
+  // A reboot: the mount and the mapping are gone, the row stays.
+  ASSERT_EQ(Shell("umount " + Path("s")), 0);
+  ASSERT_EQ(Cryptsetup("close " + Mapping()), 0);
+  StartPlugin();
+  EXPECT_TRUE(Unstage("vol-1", Path("s")).ok()) << plugin_->Log();
+  EXPECT_FALSE(fs::exists(Path("s")));
+}
+
+// A plain block volume whose pod put LUKS on it itself is the pod's business: it is published as
+// its disk, like any plain block volume.
+TEST_F(EncryptionTest, APlainBlockVolumeHoldingLuksIsPublishedAsItsDisk) {
+  LoopDisk& disk = AddDisk(serial_);
+  ASSERT_EQ(Shell("printf x | cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 "
+                  "--pbkdf-force-iterations 1000 --key-file=- " +
+                  disk.node()),
+            0);
+  auto capability = BlockCapability();
+  ASSERT_TRUE(Stage("vol-1", disk_name_, Path("s"), capability).ok());
+  ASSERT_TRUE(Publish("vol-1", Path("s"), Path("t"), capability).ok()) << plugin_->Log();
+  EXPECT_EQ(DeviceNumber(Path("t")), DeviceNumber(disk.node()));
+  ASSERT_TRUE(Unpublish("vol-1", Path("t")).ok());
   ASSERT_TRUE(Unstage("vol-1", Path("s")).ok());
 }
 

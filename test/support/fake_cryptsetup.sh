@@ -15,14 +15,23 @@
 #   FAKE_CRYPTSETUP_HOLD_AFTER_FORMAT=FILE  after a luksFormat, create FILE and wait until it is
 #                          removed (a test kills the plugin there: a crash between luksFormat and
 #                          mkfs)
+#   FAKE_CRYPTSETUP_HOLD_IN_FORMAT=FILE  after a luksFormat, remove its key slot (what a luksFormat
+#                          stopped between writing the header and adding the slot leaves), create
+#                          FILE and wait until it is removed
 set -u
 real="${FAKE_CRYPTSETUP_REAL:-/usr/sbin/cryptsetup}"
 state="${FAKE_CRYPTSETUP_STATE:-/run/fake-cryptsetup}"
 mkdir -p "$state"
 printf '%s\n' "$*" >>"$state/argv.log"
 hold="${FAKE_CRYPTSETUP_HOLD_AFTER_FORMAT:-}"
-if [ "${1:-}" = luksFormat ] && [ -n "$hold" ]; then
+hold_in="${FAKE_CRYPTSETUP_HOLD_IN_FORMAT:-}"
+if [ "${1:-}" = luksFormat ] && { [ -n "$hold" ] || [ -n "$hold_in" ]; }; then
   "$real" "$@" || exit $?
+  if [ -n "$hold_in" ]; then
+    hold="$hold_in"
+    device="${!#}"
+    "$real" luksKillSlot -q "$device" 0 </dev/null >/dev/null 2>&1 || exit 1
+  fi
   touch "$hold"
   while [ -e "$hold" ]; do sleep 0.05; done
   exit 0
@@ -42,6 +51,7 @@ in_use() {
 command="${1:-}"
 case "$command" in
   open)
+    case " $* " in *" --test-passphrase "*) exec "$real" "$@" ;; esac
     shift
     args=()
     while [ $# -gt 0 ]; do
