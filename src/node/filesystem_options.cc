@@ -101,17 +101,15 @@ bool IsValidXfsFeatureProfile(const std::string& profile) {
          (!profile.empty() && profile[0] == '/' && profile.find('\0') == std::string::npos);
 }
 
-std::vector<std::string> XfsFeatureArguments(const std::string& profile) {
-  if (profile == "none") return {};
+StatusOr<std::vector<std::string>> XfsFeatureArguments(const std::string& profile) {
+  if (profile == "none") return std::vector<std::string>{};
   if (const XfsProfile* builtin = FindProfile(profile)) return ProfileArguments(*builtin);
   if (!profile.empty() && profile[0] == '/' && access(profile.c_str(), R_OK) == 0) {
-    return {"-c", "options=" + profile};
+    return std::vector<std::string>{"-c", "options=" + profile};
   }
-  log::Warn(
-      "the XFS feature profile's config file cannot be read: formatting with the default "
-      "profile instead",
-      {{"xfs_feature_profile", profile}, {"fallback", kDefaultXfsFeatureProfile}});
-  return ProfileArguments(*FindProfile(kDefaultXfsFeatureProfile));
+  return FailedPrecondition("the XFS feature profile " + profile +
+                            " (--xfs-feature-profile) cannot be read; the volume is not formatted "
+                            "with another feature set: fix the file or the flag");
 }
 
 }  // namespace oxide::node

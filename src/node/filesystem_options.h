@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "util/status.h"
+
 namespace oxide::node {
 
 struct FilesystemOptions {
@@ -50,8 +52,9 @@ const std::vector<std::string>& XfsFeatureProfileNames();
 bool IsValidXfsFeatureProfile(const std::string& profile);
 
 // The mkfs.xfs arguments that pin `profile`'s feature set: a built-in profile's -m/-i options,
-// nothing for "none", -c options=PATH for a config file. A config file that does not exist (when
-// mkfs runs) falls back to the default profile with a logged warning.
-std::vector<std::string> XfsFeatureArguments(const std::string& profile);
+// nothing for "none", -c options=PATH for a config file. FAILED_PRECONDITION when the config file
+// cannot be read when mkfs is to run: the operator pinned a feature set for their kernels, and
+// another one is never chosen in its place.
+StatusOr<std::vector<std::string>> XfsFeatureArguments(const std::string& profile);
 
 }  // namespace oxide::node

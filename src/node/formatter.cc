@@ -74,8 +74,9 @@ Status MakeFilesystem(const std::string& device_node, const std::string& fs_type
   } else {
     argv = {"mkfs.xfs", "-q"};
     if (force) argv.push_back("-f");
-    std::vector<std::string> features = XfsFeatureArguments(xfs_profile);
-    argv.insert(argv.end(), features.begin(), features.end());
+    StatusOr<std::vector<std::string>> features = XfsFeatureArguments(xfs_profile);
+    if (!features.ok()) return features.status();
+    argv.insert(argv.end(), features->begin(), features->end());
     argv.insert(argv.end(), {"-m", "uuid=" + uuid});
   }
   std::vector<std::string> chosen = MkfsOptionArguments(options, fs_type);

@@ -191,21 +191,21 @@ TEST(FilesystemOptions, ParseParametersLeavesTheOptionsToThisCheck) {
 }
 
 TEST(XfsFeatureProfile, BuiltInProfilesPinTheLtsFeatureSets) {
-  EXPECT_EQ(node::XfsFeatureArguments("lts_4.19"),
+  EXPECT_EQ(*node::XfsFeatureArguments("lts_4.19"),
             (Strings{"-m", "crc=1,finobt=1,rmapbt=0,reflink=0,bigtime=0,inobtcount=0", "-i",
                      "sparse=1,nrext64=0"}));
-  EXPECT_EQ(node::XfsFeatureArguments("lts_5.4"),
+  EXPECT_EQ(*node::XfsFeatureArguments("lts_5.4"),
             (Strings{"-m", "crc=1,finobt=1,rmapbt=0,reflink=1,bigtime=0,inobtcount=0", "-i",
                      "sparse=1,nrext64=0"}));
-  EXPECT_EQ(node::XfsFeatureArguments("lts_5.10"), node::XfsFeatureArguments("lts_5.4"));
-  EXPECT_EQ(node::XfsFeatureArguments("lts_6.1"),
+  EXPECT_EQ(*node::XfsFeatureArguments("lts_5.10"), *node::XfsFeatureArguments("lts_5.4"));
+  EXPECT_EQ(*node::XfsFeatureArguments("lts_6.1"),
             (Strings{"-m", "crc=1,finobt=1,rmapbt=0,reflink=1,bigtime=1,inobtcount=1", "-i",
                      "sparse=1,nrext64=0"}));
-  EXPECT_EQ(node::XfsFeatureArguments("lts_5.15"), node::XfsFeatureArguments("lts_6.1"));
-  EXPECT_TRUE(node::XfsFeatureArguments("none").empty());
-  EXPECT_EQ(node::XfsFeatureArguments("/etc/hostname"), (Strings{"-c", "options=/etc/hostname"}));
-  EXPECT_EQ(node::XfsFeatureArguments("/nonexistent/profile.conf"),
-            node::XfsFeatureArguments(node::kDefaultXfsFeatureProfile));
+  EXPECT_EQ(*node::XfsFeatureArguments("lts_5.15"), *node::XfsFeatureArguments("lts_6.1"));
+  EXPECT_TRUE(node::XfsFeatureArguments("none")->empty());
+  EXPECT_EQ(*node::XfsFeatureArguments("/etc/hostname"), (Strings{"-c", "options=/etc/hostname"}));
+  EXPECT_EQ(node::XfsFeatureArguments("/nonexistent/profile.conf").status().code(),
+            StatusCode::kFailedPrecondition);
 }
 
 TEST(XfsFeatureProfile, TheFlagAcceptsWhatTheFormatterKnows) {

@@ -160,9 +160,7 @@ TEST_F(NodeOsMkfsOptionsTest, XfsProfilesPinTheFeatureSetAndKeepTheUuid) {
   for (const Expected& expected :
        {Expected{"lts_4.19", "0", "0", "0"}, Expected{"lts_5.10", "1", "0", "0"},
         Expected{"lts_5.15", "1", "1", "1"}, Expected{"lts_6.1", "1", "1", "1"},
-        Expected{"none", "1", "1", "1"},
-        // A config file that is not there: the default, lts_5.4.
-        Expected{"/nonexistent/xfs.conf", "1", "0", "0"}}) {
+        Expected{"none", "1", "1", "1"}}) {
     SCOPED_TRACE(expected.profile);
     const std::string uuid = node::NewFilesystemUuid();
     Status made = node::MakeFilesystem(disk.node(), "xfs", true, uuid, limits_, Sizes(0, 512),
@@ -175,6 +173,17 @@ TEST_F(NodeOsMkfsOptionsTest, XfsProfilesPinTheFeatureSetAndKeepTheUuid) {
     EXPECT_EQ(XfsField(info, "meta-data", "isize"), "512") << info;
     EXPECT_EQ(BlkidUuid(disk.node()), uuid);
   }
+}
+
+// A config file that cannot be read: the volume is not formatted with another feature set.
+TEST_F(NodeOsMkfsOptionsTest, AnUnreadableXfsConfigFileFormatsNothing) {
+  LoopDisk& disk = Disk("disk");
+  ASSERT_TRUE(disk.ok());
+  Status made = node::MakeFilesystem(disk.node(), "xfs", true, node::NewFilesystemUuid(), limits_,
+                                     Sizes(0, 512), "/nonexistent/xfs.conf");
+  EXPECT_EQ(made.code(), StatusCode::kFailedPrecondition) << made.ToString();
+  EXPECT_NE(made.message().find("--xfs-feature-profile"), std::string::npos);
+  EXPECT_EQ(BlkidUuid(disk.node()), "") << "nothing was formatted";
 }
 
 // A config file (-c options=) goes with the plugin's -m uuid= and the volume's -i size=.
