@@ -18,13 +18,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "csi.grpc.pb.h"
+#include "support/cryptsetup_double.h"
 #include "support/loop_disk.h"
 #include "support/node_client.h"
 #include "support/plugin_setup.h"
@@ -45,14 +45,6 @@ std::string Serial(int i) {
   return text;
 }
 
-bool KernelHasDeviceMapper() {
-  std::ifstream misc("/proc/misc");
-  std::string line;
-  while (std::getline(misc, line))
-    if (line.find("device-mapper") != std::string::npos) return true;
-  return false;
-}
-
 class Bench {
  public:
   Bench(std::string fs_type, const std::vector<std::string>& plugin_flags, bool encrypted,
@@ -63,14 +55,8 @@ class Bench {
     setup_.args.push_back("--log-level=warn");
     for (const std::string& flag : plugin_flags)
       setup_.args.push_back(flag);
-    if (encrypted_ && !KernelHasDeviceMapper()) {
-      const std::string bin = setup_.File("bin");
-      std::filesystem::create_directories(bin);
-      std::filesystem::create_symlink(OXIDE_FAKE_CRYPTSETUP, bin + "/cryptsetup");
-      setup_.env["PATH"] = bin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-      setup_.env["FAKE_CRYPTSETUP_STATE"] = setup_.File("cryptsetup-state");
-    }
     if (encrypted_) {
+      testing::UseCryptsetupWrapper(setup_);
       context_ = {{"encrypted", "true"}};
       secrets_ = {{"encryptionPassphrase", "node_bench passphrase, 32 bytes!"}};
     }
@@ -230,7 +216,7 @@ int main(int argc, char** argv) {
   oxide::bench::Run(repeats, fs_type, plugin_flags, false);
   if (encrypted) {
     std::printf("(encrypted: %s)\n",
-                oxide::bench::KernelHasDeviceMapper()
+                oxide::testing::KernelHasDeviceMapper()
                     ? "real cryptsetup and dm-crypt"
                     : "no device-mapper in this kernel: real LUKS2 format and key derivation, "
                       "cryptsetup open/close played by test/support/fake_cryptsetup.sh, the data "

@@ -13,16 +13,12 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <random>
 
 #include "node_fixture.h"
+#include "support/cryptsetup_double.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
-
-#ifndef OXIDE_FAKE_CRYPTSETUP
-#error "OXIDE_FAKE_CRYPTSETUP must name test/support/fake_cryptsetup.sh"
-#endif
 
 namespace oxide::testing {
 namespace {
@@ -31,14 +27,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kPassphrase = "correct horse battery staple \x01 9f3k";
 constexpr const char* kOtherPassphrase = "not the passphrase of this volume";
-
-bool KernelHasDeviceMapper() {
-  std::ifstream misc("/proc/misc");
-  std::string line;
-  while (std::getline(misc, line))
-    if (line.find("device-mapper") != std::string::npos) return true;
-  return false;
-}
 
 // A serial of this test alone: a mapping left by a crashed run cannot collide with it.
 std::string NewSerial() {
@@ -85,20 +73,13 @@ void WriteBytes(const std::string& path, off_t offset, const std::string& bytes)
 class EncryptionTest : public NodeTest {
  protected:
   void PrepareSetup(PluginSetup& setup) override {
-    bin_ = setup.File("bin");
-    state_ = setup.File("cryptsetup-state");
-    fs::create_directories(bin_);
-    fs::create_directories(state_);
-    fs::create_symlink(OXIDE_FAKE_CRYPTSETUP, bin_ + "/cryptsetup");
-    real_dm_ = KernelHasDeviceMapper();
-    if (!real_dm_) {
+    state_ = UseCryptsetupWrapper(setup);
+    cryptsetup_ = CryptsetupCommand(setup);
+    if (!KernelHasDeviceMapper()) {
       std::printf(
           "[ note ] no device-mapper in this kernel: cryptsetup open/status/close are "
           "played by test/support/fake_cryptsetup.sh\n");
     }
-    setup.env["PATH"] = bin_ + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    setup.env["FAKE_CRYPTSETUP_STATE"] = state_;
-    if (real_dm_) setup.env["FAKE_CRYPTSETUP_PASSTHROUGH"] = "1";
     serial_ = NewSerial();
     disk_name_ = serial_ + "-encrypted";
   }
@@ -129,16 +110,13 @@ class EncryptionTest : public NodeTest {
 
   // Runs cryptsetup as the plugin does (the double, with the plugin's records, where it stands in).
   int Cryptsetup(const std::string& arguments) const {
-    return Shell("FAKE_CRYPTSETUP_STATE=" + state_ +
-                 (real_dm_ ? " FAKE_CRYPTSETUP_PASSTHROUGH=1 " : " ") + bin_ + "/cryptsetup " +
-                 arguments);
+    return Shell(cryptsetup_ + " " + arguments);
   }
 
   // Every command line the plugin ran cryptsetup with.
   std::string CommandLines() const { return ReadFile(state_ + "/argv.log"); }
 
-  std::string bin_, state_, serial_, disk_name_;
-  bool real_dm_ = false;
+  std::string state_, cryptsetup_, serial_, disk_name_;
 };
 
 TEST_F(EncryptionTest, TheDiskHoldsLuks2AndTheFilesystemLivesOnTheMapping) {
