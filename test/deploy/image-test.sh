@@ -12,8 +12,8 @@
 # Inside the image it runs `oxide-csi-plugin --version` and `--help`, starts the plugin in
 # --mode=node against a fake sysfs tree, asks its Identity service for Probe and plugin info over
 # the unix socket with oxide-csi-ctl, reads its idle RSS, stops it with SIGTERM, and runs the
-# node's filesystem tools (mkfs.ext4, mkfs.xfs, blkid, fsck.ext4, mount, tune2fs, e2fsck, xfs_db,
-# xfs_repair). Then it prints the image's size on disk and gzip-compressed.
+# node's filesystem tools (mkfs.ext4, mkfs.xfs, blkid, fsck.ext4, mount, cryptsetup, tune2fs,
+# e2fsck, xfs_db, xfs_repair). Then it prints the image's size on disk and gzip-compressed.
 #
 # Cache: the base image and buildah's layer cache live under $OXIDE_CSI_IMAGE_CACHE
 # (default /var/cache/oxide-csi-image, ~0.7 GB); a warm run rebuilds only the layers of the
@@ -166,6 +166,7 @@ ctr="$("${B[@]}" from "$tag")"
   blkid -V
   fsck.ext4 -V 2>&1 | head -n 1
   mount --version
+  cryptsetup --version
   # What the node reads the history and completeness of a filesystem with (docs/node-safety.md).
   for tool in tune2fs e2fsck xfs_db xfs_repair; do
     command -v $tool >/dev/null || { echo "the image has no $tool"; exit 1; }
