@@ -36,8 +36,15 @@ class Checker {
     return it == entries_.end() ? nullptr : &it->second;
   }
 
+  // The value of `key`, empty when it is absent.
+  const std::string& Value(const char* key) const {
+    static const std::string kAbsent;
+    const std::string* found = Find(key);
+    return found != nullptr ? *found : kAbsent;
+  }
+
   Status Bad(const char* key, const std::string& why) const {
-    return InvalidArgument(std::string(source_) + " " + key + "=" + Quoted(*Find(key)) + " " + why);
+    return InvalidArgument(std::string(source_) + " " + key + "=" + Quoted(Value(key)) + " " + why);
   }
 
   Status NotFor(const char* key, const char* applies_to) const {
@@ -52,7 +59,7 @@ class Checker {
   // A decimal number from `min` to `max`; `power_of_two` adds that rule.
   StatusOr<uint64_t> Number(const char* key, uint64_t min, uint64_t max, bool power_of_two,
                             const std::string& accepted) const {
-    const std::string& text = *Find(key);
+    const std::string& text = Value(key);
     uint64_t value = 0;
     bool valid = !text.empty() && text.size() <= 19;
     for (char c : text) {
