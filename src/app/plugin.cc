@@ -82,7 +82,7 @@ int RunPlugin(const Settings& settings) {
   // Before any gRPC object or thread exists: libprotobuf's and gRPC's own messages become records.
   rpc::InstallLibraryLogRouting();
   if (!RouteSqliteLog()) log::Warn("SQLite was initialized before its log could be routed");
-  log::RegisterSecret(settings.oxide_token);
+  log::RegisterSecret(log::SecretKind::kOxideToken, settings.oxide_token);
   metrics::RegisterPluginMetrics(kVersion, ModeName(settings.mode));
   if (settings.ServesController() && settings.oxide_insecure) {
     log::Warn("--oxide-insecure: TLS verification of the Oxide API is OFF; use this only in tests");

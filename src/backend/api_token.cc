@@ -12,7 +12,7 @@ ApiToken::ApiToken(std::string token) : value_(std::move(token)) {}
 void ApiToken::Replace(std::string token) {
   affinity_.Check("ApiToken::Replace");
   if (token.empty() || token == value_) return;
-  log::RegisterSecret(token);
+  log::RegisterSecret(log::SecretKind::kOxideToken, token);
   value_ = std::move(token);
   ++generation_;
   metrics::Families().token_reloads.Increment();

@@ -36,8 +36,8 @@ class ApiToken {
   uint64_t reloads() const { return generation_ - 1; }
   bool can_refresh() const { return static_cast<bool>(refresher_); }
 
-  // A new, non-empty token for the next requests: registered with log::RegisterSecret first,
-  // then the observer hears of it. The same value again changes nothing.
+  // A new, non-empty token for the next requests: registered with log::RegisterSecret (kOxideToken)
+  // first, then the observer hears of it. The same value again changes nothing.
   void Replace(std::string token);
   // Asks the source to look again at once; `done` runs on the loop thread once value() is what
   // the source holds now (at once, inside this call, when there is no refresher).

@@ -177,7 +177,7 @@ StatusOr<KubernetesResponse> CallKubernetesApi(const KubernetesApiOptions& optio
   if (std::string error; !backend::LoadCurl(&error)) return FailedPrecondition(error);
   StatusOr<std::string> token = ReadToken(options.credentials_dir + "/token");
   if (!token.ok()) return token.status();
-  log::RegisterSecret(*token);
+  log::RegisterSecret(log::SecretKind::kKubernetesToken, *token);
   const std::string ca_file = options.credentials_dir + "/ca.crt";
   if (std::ifstream ca(ca_file); !ca) {
     return FailedPrecondition("cannot read the API server's CA " + ca_file +

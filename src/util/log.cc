@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <ctime>
+#include <memory>
 #include <mutex>
 
 namespace oxide::log {
@@ -14,9 +16,19 @@ namespace {
 std::atomic<Level> g_min_level{Level::kInfo};
 std::atomic<Format> g_format{Format::kText};
 std::atomic<int> g_fd{STDERR_FILENO};
-std::atomic<bool> g_has_secrets{false};
-std::mutex g_secrets_mutex;
-std::vector<std::string> g_secrets;  // guarded by g_secrets_mutex
+// The secrets records are checked against: an immutable set, replaced whole when one is
+// registered, so that a record reads it without a lock. A value shorter than the shortest secret
+// cannot hold one and is not scanned (nor is the set even loaded).
+struct SecretSet {
+  std::vector<std::string> values;
+  size_t shortest = SIZE_MAX;
+};
+constexpr size_t kSecretKinds = 2;
+std::atomic<std::shared_ptr<const SecretSet>> g_secrets;
+std::atomic<size_t> g_shortest_secret{SIZE_MAX};
+std::mutex g_register_mutex;
+// Per kind: the current value and the one before it. Guarded by g_register_mutex.
+std::array<std::array<std::string, 2>, kSecretKinds> g_by_kind;
 
 const char* LevelName(Level level) {
   switch (level) {
@@ -62,15 +74,31 @@ void AppendTimestamp(std::string& out) {
   out += micros;
 }
 
-// Appends `value`, or a copy with the registered secrets replaced when it holds one. The caller
-// holds g_secrets_mutex when `secrets` is not null.
+// The secret set, loaded once per record and only when a value is long enough to hold one.
+class RecordSecrets {
+ public:
+  const SecretSet* For(std::string_view value) {
+    if (value.size() < g_shortest_secret.load(std::memory_order_acquire)) return nullptr;
+    if (!loaded_) {
+      set_ = g_secrets.load(std::memory_order_acquire);
+      loaded_ = true;
+    }
+    return set_ && value.size() >= set_->shortest ? set_.get() : nullptr;
+  }
+
+ private:
+  bool loaded_ = false;
+  std::shared_ptr<const SecretSet> set_;
+};
+
+// Appends `value`, or a copy with the registered secrets replaced when it holds one.
 template <typename Append>
-void AppendRedacted(std::string& out, std::string_view value,
-                    const std::vector<std::string>* secrets, Append append) {
-  if (secrets != nullptr) {
-    for (const std::string& secret : *secrets) {
+void AppendRedacted(std::string& out, std::string_view value, RecordSecrets& record,
+                    Append append) {
+  if (const SecretSet* set = record.For(value)) {
+    for (const std::string& secret : set->values) {
       if (value.find(secret) != std::string_view::npos) {
-        append(out, RedactWith(std::string(value), *secrets));
+        append(out, RedactWith(std::string(value), set->values));
         return;
       }
     }
@@ -150,20 +178,32 @@ void SetOutputFd(int fd) {
   g_fd = fd;
 }
 
-void RegisterSecret(std::string secret) {
+void RegisterSecret(SecretKind kind, std::string secret) {
   if (secret.empty()) return;
-  std::lock_guard lock(g_secrets_mutex);
-  // Registered again on every re-read of a token file: kept once, or the list (and the cost of
-  // every record) would grow for as long as the plugin runs.
-  if (std::find(g_secrets.begin(), g_secrets.end(), secret) != g_secrets.end()) return;
-  g_secrets.push_back(std::move(secret));
-  g_has_secrets = true;
+  std::lock_guard lock(g_register_mutex);
+  std::array<std::string, 2>& slots = g_by_kind[static_cast<size_t>(kind)];
+  // Registered again on every re-read of a token file: the set changes only with the value.
+  if (slots[0] == secret) return;
+  slots[1] = std::move(slots[0]);
+  slots[0] = std::move(secret);
+  auto set = std::make_shared<SecretSet>();
+  for (const auto& kind_slots : g_by_kind) {
+    for (const std::string& value : kind_slots) {
+      if (value.empty()) continue;
+      set->values.push_back(value);
+      set->shortest = std::min(set->shortest, value.size());
+    }
+  }
+  // The set first, then the length that lets a record look at it.
+  const size_t shortest = set->shortest;
+  g_secrets.store(std::move(set), std::memory_order_release);
+  g_shortest_secret.store(shortest, std::memory_order_release);
 }
 
 std::string Redact(std::string text) {
-  if (!g_has_secrets.load(std::memory_order_acquire)) return text;
-  std::lock_guard lock(g_secrets_mutex);
-  return RedactWith(std::move(text), g_secrets);
+  RecordSecrets record;
+  const SecretSet* set = record.For(text);
+  return set == nullptr ? text : RedactWith(std::move(text), set->values);
 }
 
 bool Enabled(Level level) {
@@ -173,13 +213,7 @@ bool Enabled(Level level) {
 void Write(Level level, std::string_view message, Fields fields) {
   std::string line;
   line.reserve(256);
-  // One lock per record (not per field) while values are checked for secrets.
-  std::unique_lock<std::mutex> lock;
-  const std::vector<std::string>* secrets = nullptr;
-  if (g_has_secrets.load(std::memory_order_acquire)) {
-    lock = std::unique_lock(g_secrets_mutex);
-    secrets = &g_secrets;
-  }
+  RecordSecrets secrets;
   if (g_format.load(std::memory_order_relaxed) == Format::kJson) {
     line += "{\"time\":\"";
     AppendTimestamp(line);
@@ -215,7 +249,6 @@ void Write(Level level, std::string_view message, Fields fields) {
     }
     line += '\n';
   }
-  if (lock.owns_lock()) lock.unlock();
   // One write per record keeps lines from different threads whole.
   // A log line that cannot be written (stderr closed, a full pipe) has nowhere to be reported
   // and must not fail the call that logged it.

@@ -24,8 +24,12 @@ bool ParseFormat(std::string_view word, Format* format);
 void Configure(Level min_level, Format format);
 // Writes records to this file descriptor instead of stderr (tests capture logs this way).
 void SetOutputFd(int fd);
-// Adds a value that must never appear in the log (e.g. the Oxide token). Thread-safe.
-void RegisterSecret(std::string secret);
+// What a registered secret is. Each kind keeps its current value and the one before it (a record
+// about a call made just before a rotation can still hold the old token), nothing older: the list
+// a record is checked against stays at two values per kind however often a token rotates.
+enum class SecretKind { kOxideToken, kKubernetesToken };
+// A value that must never appear in the log; it becomes `kind`'s current one. Thread-safe.
+void RegisterSecret(SecretKind kind, std::string secret);
 // Replaces every registered secret in `text`.
 std::string Redact(std::string text);
 

@@ -128,7 +128,7 @@ TEST_F(LogTest, LevelsBelowTheMinimumAreDropped) {
 
 TEST_F(LogTest, RegisteredSecretsNeverReachTheLog) {
   const std::string secret = "oxide-token-logtest-9f8e7d";
-  log::RegisterSecret(secret);
+  log::RegisterSecret(log::SecretKind::kOxideToken, secret);
   for (auto format : {log::Format::kText, log::Format::kJson}) {
     log::Configure(log::Level::kDebug, format);
     log::Error("request failed with token " + secret, {{"header", "Bearer " + secret}});
@@ -137,6 +137,37 @@ TEST_F(LogTest, RegisteredSecretsNeverReachTheLog) {
   EXPECT_EQ(all.find(secret), std::string::npos) << all;
   EXPECT_NE(all.find("[REDACTED]"), std::string::npos);
   EXPECT_EQ(log::Redact("x" + secret + "y" + secret), "x[REDACTED]y[REDACTED]");
+}
+
+TEST_F(LogTest, EachKindKeepsItsCurrentAndPreviousSecretOnly) {
+  const std::string first = "oxide-token-rotation-1-aaaa";
+  const std::string second = "oxide-token-rotation-2-bbbb";
+  const std::string third = "oxide-token-rotation-3-cccc";
+  const std::string service_account = "kubernetes-sa-token-zzzz";
+  log::RegisterSecret(log::SecretKind::kKubernetesToken, service_account);
+  log::RegisterSecret(log::SecretKind::kOxideToken, first);
+  log::RegisterSecret(log::SecretKind::kOxideToken, second);
+  log::RegisterSecret(log::SecretKind::kOxideToken, second);  // a re-read changes nothing
+  EXPECT_EQ(log::Redact(first + " " + second), "[REDACTED] [REDACTED]");
+  log::RegisterSecret(log::SecretKind::kOxideToken, third);
+  // Two rotations ago: no longer checked; the current, the previous and the other kind still are.
+  EXPECT_EQ(log::Redact(first), first);
+  EXPECT_EQ(log::Redact(second + " " + third + " " + service_account),
+            "[REDACTED] [REDACTED] [REDACTED]");
+  log::Error("rotated", {{"old", second}, {"new", third}, {"sa", service_account}});
+  std::string all = testing::ReadFile(dir_.File("log"));
+  EXPECT_EQ(all.find(second), std::string::npos) << all;
+  EXPECT_EQ(all.find(third), std::string::npos) << all;
+  EXPECT_EQ(all.find(service_account), std::string::npos) << all;
+}
+
+TEST_F(LogTest, ValuesShorterThanEverySecretAreWrittenAsTheyAre) {
+  log::RegisterSecret(log::SecretKind::kOxideToken, "a-secret-of-thirty-two-bytes-xx");
+  log::Info("short", {{"k", "v"}});
+  EXPECT_EQ(log::Redact("tiny"), "tiny");
+  auto lines = Lines();
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().find("msg=short k=v"), std::string::npos) << lines.back();
 }
 
 TEST(LogParse, LevelsAndFormats) {
