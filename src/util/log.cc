@@ -17,14 +17,17 @@ std::atomic<Level> g_min_level{Level::kInfo};
 std::atomic<Format> g_format{Format::kText};
 std::atomic<int> g_fd{STDERR_FILENO};
 // The secrets records are checked against: an immutable set, replaced whole when one is
-// registered, so that a record reads it without a lock. A value shorter than the shortest secret
-// cannot hold one and is not scanned (nor is the set even loaded).
+// registered. A record takes a reference under g_set_mutex (a pointer copy, not the scan) and
+// scans without a lock. A value shorter than the shortest secret cannot hold one: it is not
+// scanned, and the set is not even looked at. (libstdc++ 12's std::atomic<std::shared_ptr> would
+// do without the mutex, but its internal lock is invisible to TSan.)
 struct SecretSet {
   std::vector<std::string> values;
   size_t shortest = SIZE_MAX;
 };
 constexpr size_t kSecretKinds = 2;
-std::atomic<std::shared_ptr<const SecretSet>> g_secrets;
+std::mutex g_set_mutex;
+std::shared_ptr<const SecretSet> g_secrets;  // guarded by g_set_mutex
 std::atomic<size_t> g_shortest_secret{SIZE_MAX};
 std::mutex g_register_mutex;
 // Per kind: the current value and the one before it. Guarded by g_register_mutex.
@@ -80,7 +83,8 @@ class RecordSecrets {
   const SecretSet* For(std::string_view value) {
     if (value.size() < g_shortest_secret.load(std::memory_order_acquire)) return nullptr;
     if (!loaded_) {
-      set_ = g_secrets.load(std::memory_order_acquire);
+      std::lock_guard lock(g_set_mutex);
+      set_ = g_secrets;
       loaded_ = true;
     }
     return set_ && value.size() >= set_->shortest ? set_.get() : nullptr;
@@ -196,7 +200,10 @@ void RegisterSecret(SecretKind kind, std::string secret) {
   }
   // The set first, then the length that lets a record look at it.
   const size_t shortest = set->shortest;
-  g_secrets.store(std::move(set), std::memory_order_release);
+  {
+    std::lock_guard set_lock(g_set_mutex);
+    g_secrets = std::move(set);
+  }
   g_shortest_secret.store(shortest, std::memory_order_release);
 }
 

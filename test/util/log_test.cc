@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "support/temp_dir.h"
 
@@ -159,6 +161,41 @@ TEST_F(LogTest, EachKindKeepsItsCurrentAndPreviousSecretOnly) {
   EXPECT_EQ(all.find(second), std::string::npos) << all;
   EXPECT_EQ(all.find(third), std::string::npos) << all;
   EXPECT_EQ(all.find(service_account), std::string::npos) << all;
+}
+
+// Records written on two threads while a third rotates the token, one rotation at a time (the
+// next only once both writers have logged with the current one, so a writer holds the current
+// or the previous token): no record holds a token (TSan: no race on the set).
+TEST_F(LogTest, RecordsWrittenDuringARotationHoldNoRegisteredToken) {
+  constexpr int kRotations = 200;
+  std::vector<std::string> tokens;
+  for (int i = 0; i < kRotations; ++i)
+    tokens.push_back("rotating-oxide-token-" + std::to_string(1000 + i));
+  log::RegisterSecret(log::SecretKind::kOxideToken, tokens[0]);
+  std::atomic<int> current{0};
+  std::atomic<bool> done{false};
+  std::atomic<int> seen[2] = {-1, -1};
+  auto writer = [&](int w) {
+    while (!done.load()) {
+      const int i = current.load();
+      log::Info("calling Oxide", {{"authorization", "Bearer " + tokens[i]}});
+      seen[w].store(i);
+    }
+  };
+  std::thread a(writer, 0), b(writer, 1);
+  for (int i = 1; i < kRotations; ++i) {
+    log::RegisterSecret(log::SecretKind::kOxideToken, tokens[i]);
+    current.store(i);
+    while (seen[0].load() < i || seen[1].load() < i)
+      std::this_thread::yield();
+  }
+  done = true;
+  a.join();
+  b.join();
+  const std::string all = testing::ReadFile(dir_.File("log"));
+  for (const std::string& token : tokens)
+    EXPECT_EQ(all.find(token), std::string::npos) << token;
+  EXPECT_NE(all.find("[REDACTED]"), std::string::npos);
 }
 
 TEST_F(LogTest, ValuesShorterThanEverySecretAreWrittenAsTheyAre) {
