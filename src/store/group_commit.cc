@@ -77,6 +77,14 @@ uint64_t GroupCommit::Write(WriteStep write) {
   return open_.seq;
 }
 
+void GroupCommit::WriteAlone(WriteStep write, std::function<void(Status)> done) {
+  affinity_.Check("GroupCommit::WriteAlone");
+  SubmitOpenWrites();
+  open_.writes.push_back(std::move(write));
+  open_.waiters.push_back(std::move(done));
+  SubmitOpenWrites();
+}
+
 void GroupCommit::WhenDurable(std::function<void(Status)> done) {
   affinity_.Check("GroupCommit::WhenDurable");
   if (open_.writes.empty() && !submitted_.empty()) {
@@ -114,23 +122,26 @@ void GroupCommit::SubmitOpenBatch() {
     for (auto& done : ready)
       done(Status::Ok());
   }
-  if (!open_.writes.empty()) {
-    if (submitted_.empty()) uv_ref(reinterpret_cast<uv_handle_t*>(committed_));
-    open_.submitted_ms = now_ms_();
-    WriteBatch batch;
-    batch.seq = open_.seq;
-    batch.writes = std::move(open_.writes);
-    thread_->Submit(std::move(batch));
-    open_.writes.clear();
-    submitted_.push_back(std::move(open_));
-    open_ = Batch();
-    open_.seq = submitted_.back().seq + 1;
-    if (submitted_.size() == 1) PublishRunningSince();
-  }
+  SubmitOpenWrites();
   if (armed_) {
     armed_ = false;
     uv_prepare_stop(prepare_);
   }
+}
+
+void GroupCommit::SubmitOpenWrites() {
+  if (open_.writes.empty()) return;
+  if (submitted_.empty()) uv_ref(reinterpret_cast<uv_handle_t*>(committed_));
+  open_.submitted_ms = now_ms_();
+  WriteBatch batch;
+  batch.seq = open_.seq;
+  batch.writes = std::move(open_.writes);
+  thread_->Submit(std::move(batch));
+  open_.writes.clear();
+  submitted_.push_back(std::move(open_));
+  open_ = Batch();
+  open_.seq = submitted_.back().seq + 1;
+  if (submitted_.size() == 1) PublishRunningSince();
 }
 
 void GroupCommit::OnCommitted(uv_async_t* handle) {

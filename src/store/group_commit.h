@@ -61,6 +61,11 @@ class GroupCommit {
   // Adds a write to the batch of this loop turn and returns that batch's number (for the
   // MirrorTable that records the change).
   uint64_t Write(WriteStep write);
+  // `write` in a batch of its own, handed to the store thread at once (after this turn's writes so
+  // far, which go first): when it fails on its own, only `done` hears of it, never a caller whose
+  // write would have shared its batch (the journal pruner's step). `done` runs on the loop thread
+  // with the batch's outcome.
+  void WriteAlone(WriteStep write, std::function<void(Status)> done);
   // Runs `done` once everything written so far is durable (OK) or failed to commit. Without
   // writes of this turn it waits for the newest commit still running, or, when none is, runs at
   // the end of this loop turn with OK.
@@ -102,6 +107,9 @@ class GroupCommit {
 
  private:
   friend class BatchListener;  // flushes from its destructor (FlushPending)
+
+  // Hands the open batch to the store thread when it holds writes.
+  void SubmitOpenWrites();
 
   struct Batch {
     uint64_t seq = 0;

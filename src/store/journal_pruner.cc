@@ -59,14 +59,15 @@ void JournalPruner::Step(bool burst) {
   finished_since_step_ = 0;
   auto deleted = std::make_shared<int64_t>(0);
   const int64_t cutoff = clock_->WallMillis() - retention_.max_age.count();
-  commit_->Write([this, deleted, cutoff](sqlite3* db) {
+  // A batch of its own: a step that fails fails no caller's write.
+  auto write = [this, deleted, cutoff](sqlite3* db) {
     if (!prune_.valid()) prune_ = Statement(db, kPruneSql);
     Status pruned =
         prune_.Bind(1, cutoff).Bind(2, retention_.max_finished).Bind(3, retention_.batch).Run(db);
     *deleted = pruned.ok() ? sqlite3_changes(db) : 0;
     return pruned;
-  });
-  commit_->WhenDurable([this, alive = alive_, deleted, burst](Status committed) {
+  };
+  commit_->WriteAlone(std::move(write), [this, alive = alive_, deleted, burst](Status committed) {
     if (!*alive) return;
     step_running_ = false;
     const bool full = committed.ok() && *deleted >= retention_.batch;

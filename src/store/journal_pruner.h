@@ -1,13 +1,13 @@
 // Keeps the operation journal bounded while the plugin runs: finished entries (done, failed,
 // rolled_back) are deleted when older than `max_age` OR beyond the newest `max_finished` finished
 // entries (oldest first); unfinished (pending) entries are never touched. Each step deletes at
-// most `batch` rows with one DELETE that travels in a GroupCommit batch (the store thread runs
-// it; the loop never waits). A step that found a full batch is followed by another at once; one
-// that found less waits for the next period, or until `batch` entries have finished since, so the
-// journal stays within about max_finished + batch rows however fast calls arrive. After a step
-// in a quiet moment (and at most once a period during a burst), the store thread gives free pages
-// back and truncates the WAL in idle time (store/file_compaction.h). Loop thread only; timers on
-// the injected Clock.
+// most `batch` rows with one DELETE in a GroupCommit batch of its own (the store thread runs it;
+// the loop never waits; a step that fails fails no caller's write). A step that found a full batch
+// is followed by another at once; one that found less waits for the next period, or until `batch`
+// entries have finished since, so the journal stays within about max_finished + batch rows however
+// fast calls arrive. After a step in a quiet moment (and at most once a period during a burst), the
+// store thread gives free pages back and truncates the WAL in idle time (store/file_compaction.h).
+// Loop thread only; timers on the injected Clock.
 #pragma once
 
 #include <chrono>

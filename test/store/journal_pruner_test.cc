@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <uv.h>
 
+#include <optional>
 #include <string>
 
 #include "store_fixture.h"
@@ -74,6 +75,29 @@ class JournalPrunerTest : public StoreFileTest {
 
   std::unique_ptr<JournalPruner> pruner_;
 };
+
+// A prune step that fails (here a real SQLite trigger refuses the DELETE) fails only itself: a
+// caller's write made in the same loop turn is committed, and its WhenDurable says OK.
+TEST_F(JournalPrunerTest, AFailingStepFailsNoCallersWriteOfTheSameTurn) {
+  FinishMany(static_cast<int>(kKeep + kBatch));
+  pruner_->Start();
+  ASSERT_EQ(sqlite3_exec(db_->handle(),
+                         "CREATE TRIGGER refuse_prune BEFORE DELETE ON operations BEGIN "
+                         "SELECT RAISE(ABORT, 'injected: the prune step fails'); END;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  ASSERT_TRUE(clock_.AdvanceToNextTimer());  // the step writes its DELETE in this turn...
+  const int64_t id = store_->BeginOperation("create", "disk-same-turn", "{}");  // ...and a caller
+  std::optional<Status> callers;
+  commit_->WhenDurable([&](Status committed) { callers = committed; });
+  Durable();
+  ASSERT_TRUE(callers.has_value());
+  EXPECT_TRUE(callers->ok()) << callers->ToString();
+  EXPECT_EQ(Count("SELECT count(*) FROM operations WHERE id = " + std::to_string(id)), 1);
+  EXPECT_EQ(pruner_->steps(), 0U) << "the failed step is not counted";
+  EXPECT_EQ(pruner_->pruned(), 0U);
+  EXPECT_TRUE(db_->last_commit().ok()) << "a failed step is no failed commit";
+}
 
 TEST_F(JournalPrunerTest, KeepsTheNewestFinishedAndUnfinishedEntriesInBoundedSteps) {
   // Three entries that never finish, among 150 finished ones.
