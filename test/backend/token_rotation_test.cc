@@ -28,7 +28,8 @@ class TokenRotationTest : public BackendTest, public TokenObserver {
     log_fd_ = ::open(log_path_.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
     oxide::log::Configure(oxide::log::Level::kDebug, oxide::log::Format::kText);
     oxide::log::SetOutputFd(log_fd_);
-    oxide::log::RegisterSecret(oxide::log::SecretKind::kOxideToken, kTokenA);  // as the plugin does with the token read at start
+    oxide::log::RegisterSecret(oxide::log::SecretKind::kOxideToken,
+                               kTokenA);  // as the plugin does with the token read at start
     BackendTest::SetUp();
     AcceptTokens({kTokenA});
     ClientConfig config = DefaultConfig();
