@@ -2,6 +2,8 @@
 // without building a document: every disk answer (create, view, attach, detach, polls) goes
 // through here. Same rules and messages as the generic reader of oxide_json.cc: unknown fields
 // ignored; the first missing or mistyped required field, in declaration order, is the problem.
+// Kept for its measured worth (docs/performance.md, issue 36): 9–12 % more RPCs/s at 16 callers
+// against an instant Oxide than the document reader.
 // Pure: any thread.
 #pragma once
 
