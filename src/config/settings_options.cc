@@ -2,7 +2,28 @@
 
 #include <initializer_list>
 
+#include "config/option_values.h"
+
 namespace oxide::settings_options {
+
+Option IntOption(const char* flag, const char* default_text, const char* help, int min, int max,
+                 int Settings::*field) {
+  return {flag,
+          nullptr,
+          "N",
+          default_text,
+          help,
+          [flag, min, max, field](Settings& s, const std::string& v) {
+            return ParseInt(flag, v, min, max, 10, &(s.*field));
+          }};
+}
+
+Option SwitchOption(const char* flag, const char* env, const char* default_text, const char* help,
+                    bool Settings::*field) {
+  return {flag, env, nullptr, default_text, help, [flag, field](Settings& s, const std::string& v) {
+            return ParseBool(flag, v, &(s.*field));
+          }};
+}
 
 const Options& All() {
   static const Options options = [] {

@@ -25,6 +25,14 @@ struct Option {
 };
 using Options = std::vector<Option>;
 
+// A number option ("N", no environment variable): a decimal between `min` and `max` stored in
+// `field`.
+Option IntOption(const char* flag, const char* default_text, const char* help, int min, int max,
+                 int Settings::*field);
+// A switch (no value, or =true/false/1/0) stored in `field`.
+Option SwitchOption(const char* flag, const char* env, const char* default_text, const char* help,
+                    bool Settings::*field);
+
 // Every option, in --help order.
 const Options& All();
 // The option named `flag` (without "--"), or null.

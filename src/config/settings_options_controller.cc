@@ -38,11 +38,9 @@ Options ControllerTimingOptions() {
 // default-volume-size-gib, advertise-csi-version.
 Options ControllerVolumeOptions() {
   return {
-      {"default-volume-size-gib", nullptr, "N", "10",
-       "size of a volume whose CreateVolume gives no capacity range (1-1023)",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("default-volume-size-gib", v, 1, 1023, 10, &s.default_volume_size_gib);
-       }},
+      IntOption("default-volume-size-gib", "10",
+                "size of a volume whose CreateVolume gives no capacity range (1-1023)", 1, 1023,
+                &Settings::default_volume_size_gib),
       {"advertise-csi-version", nullptr, "1.12|1.10", "1.12",
        "controller: newest CSI version whose capabilities are advertised; 1.10 hides "
        "GET_SNAPSHOT from clients that reject capabilities they do not know (GetSnapshot is "
@@ -102,11 +100,9 @@ Options OxideApiOptions() {
          s.oxide_ca_file = v;
          return Status::Ok();
        }},
-      {"oxide-insecure", nullptr, nullptr, "false",
-       "TESTS ONLY: skip TLS verification and allow http:// Oxide hosts",
-       [](Settings& s, const std::string& v) {
-         return ParseBool("oxide-insecure", v, &s.oxide_insecure);
-       }},
+      SwitchOption("oxide-insecure", nullptr, "false",
+                   "TESTS ONLY: skip TLS verification and allow http:// Oxide hosts",
+                   &Settings::oxide_insecure),
   };
 }
 

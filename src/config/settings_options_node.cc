@@ -53,30 +53,23 @@ Options KubernetesOptions() {
          s.node_name = v;
          return Status::Ok();
        }},
-      {"wait-for-provider-id", "OXIDE_CSI_WAIT_FOR_PROVIDER_ID", nullptr, "false",
-       "node: with the kubernetes instance id source, never take the node name as the id: wait "
-       "(without serving the socket) until the Node has spec.providerID. Without this flag the "
-       "node waits only while the Node carries the cloud controller manager's taint "
-       "node.cloudprovider.kubernetes.io/uninitialized",
-       [](Settings& s, const std::string& v) {
-         return ParseBool("wait-for-provider-id", v, &s.wait_for_provider_id);
-       }},
-      {"remove-startup-taint", "OXIDE_CSI_REMOVE_STARTUP_TAINT", nullptr, "true",
-       "node: once the plugin serves and node-driver-registrar has registered it (the node's "
-       "CSINode lists the driver), remove the taint csi.oxide.computer/agent-not-ready from this "
-       "node's Node, so that pods with Oxide volumes land only on nodes whose plugin is ready "
-       "(needs NODE_NAME and RBAC get/patch on nodes, get on csinodes; false leaves the taint to "
-       "others)",
-       [](Settings& s, const std::string& v) {
-         return ParseBool("remove-startup-taint", v, &s.remove_startup_taint);
-       }},
-      {"kubernetes-timeout-seconds", nullptr, "N", "10",
-       "node: limit on connecting to, and on each whole exchange with, the Kubernetes API server "
-       "(reading this node's Node object, removing the startup taint)",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("kubernetes-timeout-seconds", v, 1, 300, 10,
-                         &s.kubernetes_timeout_seconds);
-       }},
+      SwitchOption("wait-for-provider-id", "OXIDE_CSI_WAIT_FOR_PROVIDER_ID", "false",
+                   "node: with the kubernetes instance id source, never take the node name as the "
+                   "id: wait (without serving the socket) until the Node has spec.providerID. "
+                   "Without this flag the node waits only while the Node carries the cloud "
+                   "controller manager's taint node.cloudprovider.kubernetes.io/uninitialized",
+                   &Settings::wait_for_provider_id),
+      SwitchOption("remove-startup-taint", "OXIDE_CSI_REMOVE_STARTUP_TAINT", "true",
+                   "node: once the plugin serves and node-driver-registrar has registered it (the "
+                   "node's CSINode lists the driver), remove the taint "
+                   "csi.oxide.computer/agent-not-ready from this node's Node, so that pods with "
+                   "Oxide volumes land only on nodes whose plugin is ready (needs NODE_NAME and "
+                   "RBAC get/patch on nodes, get on csinodes; false leaves the taint to others)",
+                   &Settings::remove_startup_taint),
+      IntOption("kubernetes-timeout-seconds", "10",
+                "node: limit on connecting to, and on each whole exchange with, the Kubernetes API "
+                "server (reading this node's Node object, removing the startup taint)",
+                1, 300, &Settings::kubernetes_timeout_seconds),
       {"kubernetes-credentials-dir", nullptr, "PATH", kDefaultKubernetesCredentialsDir,
        "TESTS: directory with the service account's token and ca.crt",
        [](Settings& s, const std::string& v) {
@@ -104,34 +97,24 @@ Options NodeCommandOptions() {
            s.sysfs_root.pop_back();
          return Status::Ok();
        }},
-      {"device-wait-seconds", nullptr, "N", "60",
-       "node: how long NodeStageVolume waits for an attached disk's device to appear",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("device-wait-seconds", v, 0, 3600, 10, &s.device_wait_seconds);
-       }},
-      {"mkfs-timeout-seconds", nullptr, "N", "600",
-       "node: limit on one mkfs run; on expiry it is killed with its process group and the stage "
-       "fails with DEADLINE_EXCEEDED (the kubelet retries)",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("mkfs-timeout-seconds", v, 1, 86400, 10, &s.mkfs_timeout_seconds);
-       }},
-      {"fsck-timeout-seconds", nullptr, "N", "600",
-       "node: limit on the filesystem check before a mount (a large filesystem used elsewhere may "
-       "need a long repair)",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("fsck-timeout-seconds", v, 1, 86400, 10, &s.fsck_timeout_seconds);
-       }},
-      {"command-timeout-seconds", nullptr, "N", "60",
-       "node: limit on every other external command (blkid, tune2fs, xfs_db)",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("command-timeout-seconds", v, 1, 3600, 10, &s.command_timeout_seconds);
-       }},
-      {"max-concurrent-formats", nullptr, "N", "2",
-       "node: how many mkfs may run at once; further formats wait their turn (mkfs of a large "
-       "disk takes memory)",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("max-concurrent-formats", v, 1, 64, 10, &s.max_concurrent_formats);
-       }},
+      IntOption("device-wait-seconds", "60",
+                "node: how long NodeStageVolume waits for an attached disk's device to appear", 0,
+                3600, &Settings::device_wait_seconds),
+      IntOption("mkfs-timeout-seconds", "600",
+                "node: limit on one mkfs run; on expiry it is killed with its process group and "
+                "the stage fails with DEADLINE_EXCEEDED (the kubelet retries)",
+                1, 86400, &Settings::mkfs_timeout_seconds),
+      IntOption("fsck-timeout-seconds", "600",
+                "node: limit on the filesystem check before a mount (a large filesystem used "
+                "elsewhere may need a long repair)",
+                1, 86400, &Settings::fsck_timeout_seconds),
+      IntOption("command-timeout-seconds", "60",
+                "node: limit on every other external command (blkid, tune2fs, xfs_db)", 1, 3600,
+                &Settings::command_timeout_seconds),
+      IntOption("max-concurrent-formats", "2",
+                "node: how many mkfs may run at once; further formats wait their turn (mkfs of a "
+                "large disk takes memory)",
+                1, 64, &Settings::max_concurrent_formats),
   };
 }
 
@@ -159,26 +142,19 @@ Options NodeVolumeOptions() {
          s.xfs_feature_profile = v;
          return Status::Ok();
        }},
-      {"volume-attach-limit", nullptr, "N", "0 (computed)",
-       "node: volumes this node may hold (NodeGetInfo), set outright; 0 = computed: 12 (Oxide's "
-       "per-instance disk limit, boot disk included) minus the NVMe disks present at start that "
-       "the plugin does not manage minus --reserved-volume-attachments",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("volume-attach-limit", v, 0, 12, 10, &s.volume_attach_limit);
-       }},
-      {"max-volumes-per-node", nullptr, "N", "0 (computed)",
-       "the older name of --volume-attach-limit",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("max-volumes-per-node", v, 0, 12, 10, &s.volume_attach_limit);
-       }},
-      {"reserved-volume-attachments", nullptr, "N", "0",
-       "node: attachments the computed limit leaves free for disks attached outside the plugin "
-       "later (the boot disk and disks present at start are already counted); not with "
-       "--volume-attach-limit",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("reserved-volume-attachments", v, 0, 11, 10,
-                         &s.reserved_volume_attachments);
-       }},
+      IntOption(
+          "volume-attach-limit", "0 (computed)",
+          "node: volumes this node may hold (NodeGetInfo), set outright; 0 = computed: 12 (Oxide's "
+          "per-instance disk limit, boot disk included) minus the NVMe disks present at start that "
+          "the plugin does not manage minus --reserved-volume-attachments",
+          0, 12, &Settings::volume_attach_limit),
+      IntOption("max-volumes-per-node", "0 (computed)", "the older name of --volume-attach-limit",
+                0, 12, &Settings::volume_attach_limit),
+      IntOption("reserved-volume-attachments", "0",
+                "node: attachments the computed limit leaves free for disks attached outside the "
+                "plugin later (the boot disk and disks present at start are already counted); not "
+                "with --volume-attach-limit",
+                0, 11, &Settings::reserved_volume_attachments),
   };
 }
 

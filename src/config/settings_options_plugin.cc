@@ -114,12 +114,10 @@ Options LoggingAndShutdownOptions() {
 // rpc-spin-us, journal-prune (hidden), topology-zone.
 Options TuningOptions() {
   return {
-      {"rpc-spin-us", nullptr, "N", "50",
-       "after handling gRPC events, poll N microseconds for the next before sleeping (lower "
-       "latency at light load for more CPU)",
-       [](Settings& s, const std::string& v) {
-         return ParseInt("rpc-spin-us", v, 0, 1000, 10, &s.rpc_spin_us);
-       }},
+      IntOption("rpc-spin-us", "50",
+                "after handling gRPC events, poll N microseconds for the next before sleeping "
+                "(lower latency at light load for more CPU)",
+                0, 1000, &Settings::rpc_spin_us),
       {"journal-prune", nullptr, "on|off", "on",
        "BENCHMARKS: off keeps every finished journal entry (no pruning, no compaction)",
        [](Settings& s, const std::string& v) {
