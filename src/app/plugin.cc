@@ -82,7 +82,13 @@ int RunPlugin(const Settings& settings) {
   // Before any gRPC object or thread exists: libprotobuf's and gRPC's own messages become records.
   rpc::InstallLibraryLogRouting();
   if (!RouteSqliteLog()) log::Warn("SQLite was initialized before its log could be routed");
-  log::RegisterSecret(log::SecretKind::kOxideToken, settings.oxide_token);
+  // The Oxide token, read from OXIDE_TOKEN_FILE here, is registered with the log's redaction.
+  StatusOr<backend::ClientConfig> oxide_config = backend::ClientConfig{};
+  if (settings.ServesController()) oxide_config = backend::ReadClientConfig(settings);
+  if (!oxide_config.ok()) {
+    log::Error("cannot start: " + oxide_config.status().message());
+    return 2;
+  }
   metrics::RegisterPluginMetrics(kVersion, ModeName(settings.mode));
   if (settings.ServesController() && settings.oxide_insecure) {
     log::Warn("--oxide-insecure: TLS verification of the Oxide API is OFF; use this only in tests");
@@ -170,8 +176,7 @@ int RunPlugin(const Settings& settings) {
   std::unique_ptr<engine::OxideCredentialsCheck> credentials;
   std::unique_ptr<engine::CloneSnapshotSweep> clone_sweep;
   if (settings.ServesController()) {
-    oxide = backend::OxideClient::Create(loop.uv(), &clock,
-                                         backend::ClientConfigFromSettings(settings));
+    oxide = backend::OxideClient::Create(loop.uv(), &clock, *oxide_config);
     volumes = std::make_unique<store::VolumeStore>(db, commit.get(),
                                                    [&clock] { return clock.WallMillis(); });
     volume_engine =

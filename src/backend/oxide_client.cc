@@ -9,7 +9,6 @@
 #include "backend/request_paths.h"
 #include "backend/retrying_transport.h"
 #include "backend/token_retry_transport.h"
-#include "config/settings.h"
 #include "config/validation.h"
 #include "util/log.h"
 
@@ -69,17 +68,6 @@ constexpr std::string_view kInAnotherProject = "belongs to another project";
 bool IsInAnotherProject(const Status& status) {
   return status.code() == StatusCode::kFailedPrecondition &&
          status.message().find(kInAnotherProject) != std::string::npos;
-}
-
-ClientConfig ClientConfigFromSettings(const Settings& settings) {
-  ClientConfig config;
-  config.project = settings.oxide_project;
-  config.transport.base_url = settings.oxide_host;
-  config.transport.token = settings.oxide_token;
-  config.token_file = settings.oxide_token_file;
-  config.transport.ca_file = settings.oxide_ca_file;
-  config.transport.insecure = settings.oxide_insecure;
-  return config;
 }
 
 std::unique_ptr<OxideClient> OxideClient::Create(uv_loop_t* loop, Clock* clock,

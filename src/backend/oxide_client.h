@@ -12,6 +12,7 @@
 
 #include "backend/answer_observer.h"
 #include "backend/api_token.h"
+#include "backend/client_config.h"
 #include "backend/curl_multi_transport.h"
 #include "backend/http_types.h"
 #include "backend/oxide_types.h"
@@ -20,28 +21,11 @@
 #include "loop/clock.h"
 #include "util/status.h"
 
-namespace oxide {
-struct Settings;
-}
-
 namespace oxide::backend {
 
 template <typename T>
 using Done = std::function<void(StatusOr<T>)>;
 using DoneStatus = std::function<void(Status)>;
-
-struct ClientConfig {
-  std::string project;  // names are looked up in it; lists and creates go to it
-  TransportOptions transport;
-  RetryOptions retry;
-  // Watched and re-read while running (transport.token holds what it said at start); empty: the
-  // token never changes.
-  std::string token_file;
-};
-
-// oxide_host, oxide_token(_file), oxide_ca_file, oxide_insecure and oxide_project of the
-// settings.
-ClientConfig ClientConfigFromSettings(const Settings& settings);
 
 class OxideClient {
  public:

@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "config/settings.h"
+#include "backend/token_file.h"
 #include "util/log.h"
 
 namespace oxide::backend {

@@ -1,6 +1,8 @@
 // The plugin's settings: what they are, their defaults, and how they are read from the command
-// line and the environment (CSI convention: CSI_ENDPOINT, OXIDE_* variables). Parsing is pure and
-// runs once at start on the main thread; the result is immutable afterwards.
+// line and the environment (CSI convention: CSI_ENDPOINT, OXIDE_* variables). Parsing is a pure
+// function of the arguments and an environment map (no getenv, no file I/O); it runs once at
+// start on the main thread, and the result is immutable afterwards. The options themselves are
+// in settings_options*.
 #pragma once
 
 #include <sys/types.h>
@@ -61,11 +63,15 @@ struct Settings {
   // Controller: the Oxide API.
   std::string oxide_host;
   std::string oxide_project;
-  std::string oxide_token;  // secret: never logged, never in an error message
-  // OXIDE_TOKEN_FILE as given: re-read while the plugin runs, so a rotated token is used without
-  // a restart. Empty when the token came from OXIDE_TOKEN (which cannot change while running).
+  // OXIDE_TOKEN as given (secret: never logged, never in an error message); empty when the token
+  // is in a file.
+  std::string oxide_token;
+  // OXIDE_TOKEN_FILE (or --oxide-token-file) as given: not read here. The backend reads it at
+  // start and re-reads it while the plugin runs, so a rotated token is used without a restart
+  // (backend/client_config.h). Empty when the token came from OXIDE_TOKEN.
   std::string oxide_token_file;
-  std::string oxide_ca_file;
+  bool oxide_token_file_from_env = false;  // named by OXIDE_TOKEN_FILE, not the flag (for errors)
+  std::string oxide_ca_file;               // as given: checked for reading at start by the backend
   bool oxide_insecure = false;
   int default_volume_size_gib = 10;  // CreateVolume without a capacity range
   // The newest CSI minor version whose capabilities ControllerGetCapabilities lists (10 or 12):
@@ -110,8 +116,9 @@ struct Settings {
   bool ServesNode() const { return mode != Mode::kController; }
 };
 
+// The environment the parser reads, as a map: ProcessEnvironment() in main, any map in tests.
 using Environment = std::map<std::string, std::string>;
-Environment ProcessEnvironment();
+Environment ProcessEnvironment();  // this process's environment (environ)
 
 struct ParsedCommandLine {
   enum class Action { kRun, kHelp, kVersion } action = Action::kRun;
@@ -119,27 +126,15 @@ struct ParsedCommandLine {
 };
 
 // Reads flags (`--name=value` or `--name value`) over the environment; flags win. Every problem
-// is an INVALID_ARGUMENT naming the setting, without echoing secret values.
+// is an INVALID_ARGUMENT naming the setting, without echoing secret values. Pure: `env` is the
+// only environment it sees, and it reads no file (the files settings name are read where they
+// are used: the token file by the backend, the instance metadata file at node start).
 StatusOr<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& args,
                                              const Environment& env);
 
 // A comma-separated, ordered list of instance id sources ("env,file,kubernetes"); an empty entry,
 // an unknown name or a name listed twice is INVALID_ARGUMENT.
 StatusOr<std::vector<InstanceIdSource>> ParseInstanceIdSources(const std::string& list);
-
-// Reads and parses an instance metadata file (at most 64 KiB). NOT_FOUND when it does not exist
-// (an optional hostPath left empty); INVALID_ARGUMENT naming the setting for anything else wrong.
-// Reads the file: called at node start, never by ParseCommandLine.
-StatusOr<std::string> ReadInstanceMetadataFile(const std::string& path);
-
-// The instance id in the text of an instance metadata file: KEY=VALUE lines, the first
-// OXIDE_INSTANCE_ID (or instance_id) line wins and must be a UUID; `file` names it in errors.
-StatusOr<std::string> ParseInstanceMetadata(const std::string& text, const std::string& file);
-
-// The Oxide API token in the file at `path` (trailing white space dropped): INVALID_ARGUMENT
-// naming the file when it cannot be read, is empty or is larger than 64 KiB. Blocking file I/O:
-// at start, or on a worker thread.
-StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 std::string HelpText();
 

@@ -1,8 +1,14 @@
 #include "node/instance_identity.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fstream>
 #include <optional>
 
+#include "config/instance_metadata.h"
+#include "config/option_values.h"
+#include "config/setting_file.h"
 #include "config/validation.h"
 #include "util/utf8_cut.h"
 
@@ -83,6 +89,22 @@ KubernetesApiOptions KubernetesOptionsFromSettings(const Settings& settings) {
   options.connect_timeout = std::chrono::seconds(settings.kubernetes_timeout_seconds);
   options.total_timeout = std::chrono::seconds(settings.kubernetes_timeout_seconds);
   return options;
+}
+
+StatusOr<std::string> ReadInstanceMetadataFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int error = errno;
+    if (error == ENOENT) return NotFound(path + " does not exist");
+    return InvalidSetting("instance-metadata-file",
+                          "cannot read " + path + ": " + std::strerror(error));
+  }
+  std::optional<std::string> text = ReadSettingFile(path);
+  if (!text) return InvalidSetting("instance-metadata-file", "cannot read " + path);
+  if (text->size() > kLargestSettingFile) {
+    return InvalidSetting("instance-metadata-file", SettingFileTooLarge(path));
+  }
+  return ParseInstanceMetadata(*text, path);
 }
 
 bool MustWaitForProviderId(const KubernetesNode& node, bool wait_for_provider_id) {

@@ -43,6 +43,11 @@ bool MustWaitForProviderId(const KubernetesNode& node, bool wait_for_provider_id
 StatusOr<std::string> NodeIdFromKubernetesNode(const std::string& provider_id,
                                                const std::string& node_name);
 
+// The file source: reads and parses the instance metadata file at `path` (at most 64 KiB;
+// config/instance_metadata.h). NOT_FOUND when it does not exist (an optional hostPath left
+// empty); INVALID_ARGUMENT naming the setting for anything else wrong.
+StatusOr<std::string> ReadInstanceMetadataFile(const std::string& path);
+
 // Tries the sources in order. When none answers: FAILED_PRECONDITION with one line naming every
 // source and what it said ("no Oxide instance id: env: skipped: OXIDE_INSTANCE_ID is not set;
 // file: ...; kubernetes: GET /api/v1/nodes/n1: HTTP 403 ...").

@@ -1,17 +1,15 @@
-// Settings from flags and environment: defaults, precedence, every kind of bad value.
+// Settings from flags and environment: defaults, precedence, every kind of bad value. No file is
+// made or read: parsing is a function of the arguments and an environment map.
 #include "config/settings.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-#include "support/temp_dir.h"
+#include "config/instance_metadata.h"
 
 namespace oxide {
 namespace {
-
-using testing::TempDir;
-using testing::WriteFile;
 
 const std::string kToken = "oxide-token-supersecret123";
 const std::string kInstance = "6f0c4e3b-1d2a-4c5b-9e8f-0a1b2c3d4e5f";
@@ -218,8 +216,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{kEp, "--oxide-host=ftp://x"}, ControllerEnv(), "--oxide-host"},
         BadCase{{kEp, "--oxide-host=http://oxide.local"}, ControllerEnv(), "--oxide-insecure"},
         BadCase{{kEp, "--oxide-project=Bad_Name"}, ControllerEnv(), "--oxide-project"},
-        BadCase{{kEp, "--oxide-token-file=/nonexistent/token"}, ControllerEnv(), "token file"},
-        BadCase{{kEp, "--oxide-ca-file=/nonexistent/ca.pem"}, ControllerEnv(), "--oxide-ca-file"},
         BadCase{{kEp, "--instance-id=not-a-uuid"}, ControllerEnv(), "--instance-id"},
         BadCase{{kEp, "--metrics-address=9810"}, ControllerEnv(), "--metrics-address"},
         BadCase{{kEp, "--metrics-address=metrics.local:9810"}, ControllerEnv(), "not resolved"},
@@ -262,28 +258,41 @@ TEST(Settings, ModesRequireOnlyTheirOwnSettings) {
   EXPECT_FALSE(controller->settings.ServesNode());
 }
 
-TEST(Settings, TokenFromFileIsTrimmedAndConflictsWithTheVariable) {
-  TempDir dir;
-  WriteFile(dir.File("token"), kToken + "\n");
+// The token file is only named here: the backend reads it at start (backend/client_config.h;
+// its trimming and its errors are tested in test/backend/client_config_test.cc).
+TEST(Settings, TheTokenFileIsNamedNotReadAndConflictsWithTheVariable) {
   Environment env = ControllerEnv();
   env.erase("OXIDE_TOKEN");
-  env["OXIDE_TOKEN_FILE"] = dir.File("token");
+  env["OXIDE_TOKEN_FILE"] = "/nonexistent/token";
   auto parsed = ParseCommandLine({kEp}, env);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
-  EXPECT_EQ(parsed->settings.oxide_token, kToken);
-  EXPECT_EQ(parsed->settings.oxide_token_file, dir.File("token"));  // watched while running
+  EXPECT_EQ(parsed->settings.oxide_token, "");
+  EXPECT_EQ(parsed->settings.oxide_token_file, "/nonexistent/token");  // watched while running
+  EXPECT_TRUE(parsed->settings.oxide_token_file_from_env);
+
+  auto flag = ParseCommandLine({kEp, "--oxide-token-file=/other/token"}, env);
+  ASSERT_TRUE(flag.ok()) << flag.status().ToString();
+  EXPECT_EQ(flag->settings.oxide_token_file, "/other/token");
+  EXPECT_FALSE(flag->settings.oxide_token_file_from_env);
 
   env["OXIDE_TOKEN"] = kToken;
   auto both = ParseCommandLine({kEp}, env);
   ASSERT_FALSE(both.ok());
   EXPECT_NE(both.status().message().find("only one of"), std::string::npos);
+}
 
-  WriteFile(dir.File("empty"), "\n");
-  env.erase("OXIDE_TOKEN");
-  env["OXIDE_TOKEN_FILE"] = dir.File("empty");
-  auto empty = ParseCommandLine({kEp}, env);
+// No file is opened: a CA file that does not exist parses (the backend checks it at start).
+TEST(Settings, TheCaFileIsNamedNotRead) {
+  auto parsed = Parse({kEp, "--oxide-ca-file=/nonexistent/ca.pem"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->settings.oxide_ca_file, "/nonexistent/ca.pem");
+  auto empty = Parse({kEp, "--oxide-ca-file="});
   ASSERT_FALSE(empty.ok());
-  EXPECT_NE(empty.status().message().find("is empty"), std::string::npos);
+  EXPECT_EQ(empty.status().message(), "invalid setting --oxide-ca-file: cannot read ");
+  auto no_token_file = Parse({kEp, "--oxide-token-file="});
+  ASSERT_FALSE(no_token_file.ok());
+  EXPECT_EQ(no_token_file.status().message(),
+            "invalid setting --oxide-token-file: cannot read the Oxide token file ");
 }
 
 // The node's instance id is resolved at node start (node/instance_identity.h); parsing only
@@ -422,39 +431,26 @@ TEST(Settings, JournalPruningCanBeTurnedOffForBenchmarksOnly) {
   EXPECT_EQ(HelpText().find("--journal-prune"), std::string::npos);
 }
 
-TEST(Settings, InstanceIdFromMetadataFile) {
-  TempDir dir;
-  WriteFile(dir.File("meta"), "# written by the init container\nOXIDE_INSTANCE_ID=" +
-                                  std::string("6F0C4E3B-1D2A-4C5B-9E8F-0A1B2C3D4E5F") + "\n");
-  auto id = ReadInstanceMetadataFile(dir.File("meta"));
+// The file's text only: the file is read at node start (test/node/instance_identity_test.cc).
+TEST(Settings, InstanceIdFromMetadataText) {
+  auto id = ParseInstanceMetadata("# written by the init container\nOXIDE_INSTANCE_ID=" +
+                                      std::string("6F0C4E3B-1D2A-4C5B-9E8F-0A1B2C3D4E5F") + " \n",
+                                  "/etc/oxide-csi/instance.env");
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   EXPECT_EQ(*id, kInstance);
+  auto legacy = ParseInstanceMetadata("instance_id=" + kInstance + "\nOXIDE_INSTANCE_ID=x\n", "f");
+  ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
+  EXPECT_EQ(*legacy, kInstance);
 
-  WriteFile(dir.File("bad"), "OTHER=1\n");
-  auto bad = ReadInstanceMetadataFile(dir.File("bad"));
+  auto bad = ParseInstanceMetadata("OTHER=1\n", "/etc/oxide-csi/instance.env");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("no OXIDE_INSTANCE_ID"), std::string::npos);
-
-  auto missing = ReadInstanceMetadataFile(dir.File("missing"));
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(missing.status().message().find("does not exist"), std::string::npos);
-}
-
-// A setting file that is not one (an endless /dev/zero, a huge file) is refused after 64 KiB,
-// never read whole into memory.
-TEST(Settings, ASettingFileLargerThan64KiBIsRefusedWithoutReadingItWhole) {
-  Environment env = ControllerEnv();
-  env.erase("OXIDE_TOKEN");
-  env["OXIDE_TOKEN_FILE"] = "/dev/zero";
-  auto token = ParseCommandLine({kEp}, env);
-  ASSERT_FALSE(token.ok());
-  EXPECT_NE(token.status().message().find("larger than 64 KiB"), std::string::npos)
-      << token.status().message();
-  auto metadata = ReadInstanceMetadataFile("/dev/zero");
-  ASSERT_FALSE(metadata.ok());
-  EXPECT_NE(metadata.status().message().find("larger than 64 KiB"), std::string::npos)
-      << metadata.status().message();
+  EXPECT_EQ(bad.status().message(),
+            "invalid setting --instance-metadata-file: /etc/oxide-csi/instance.env has no "
+            "OXIDE_INSTANCE_ID=<uuid> line");
+  auto not_uuid = ParseInstanceMetadata("OXIDE_INSTANCE_ID=i-123\n", "f");
+  ASSERT_FALSE(not_uuid.ok());
+  EXPECT_EQ(not_uuid.status().message(),
+            "invalid setting --instance-metadata-file: f: OXIDE_INSTANCE_ID is not a UUID");
 }
 
 TEST(Settings, PlainHttpOnlyWhenInsecure) {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/instance_metadata.h"
 #include "fuzz_target.h"
 
 namespace {

@@ -59,6 +59,35 @@ TEST(Startup, BadSettingsFailFastWithOneLineNamingThem) {
   EXPECT_NE(missing.err.find("CSI_ENDPOINT"), std::string::npos) << missing.err;
 }
 
+// The token file is read at start (backend/client_config.h), not by the settings parser: one that
+// cannot be used still stops the start with exit code 2 and one line naming the setting, before
+// the state database is opened.
+TEST(Startup, AnUnusableTokenFileStopsTheStartWithExitCode2) {
+  PluginSetup setup("all");
+  setup.env.erase("OXIDE_TOKEN");
+  setup.env["OXIDE_TOKEN_FILE"] = setup.File("no-such-token");
+  ProcessResult missing = RunProgram(PluginBinary(), setup.args, setup.env);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(LineCount(missing.err), 1) << missing.err;
+  EXPECT_NE(missing.err.find("invalid setting --oxide-token-file: cannot read the Oxide token "
+                             "file " +
+                             setup.File("no-such-token") + " (from OXIDE_TOKEN_FILE)"),
+            std::string::npos)
+      << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(setup.state_db()));
+
+  WriteFile(setup.File("empty-token"), "\n");
+  setup.env.erase("OXIDE_TOKEN_FILE");
+  std::vector<std::string> args = setup.args;
+  args.push_back("--oxide-token-file=" + setup.File("empty-token"));
+  ProcessResult empty = RunProgram(PluginBinary(), args, setup.env);
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("invalid setting --oxide-token-file: the Oxide token file " +
+                           setup.File("empty-token") + " is empty"),
+            std::string::npos)
+      << empty.err;
+}
+
 TEST(Startup, ACorruptStateDatabaseStopsTheStartWithExitCode2) {
   PluginSetup setup("node");
   std::filesystem::create_directories(setup.File("state"));

@@ -305,5 +305,34 @@ TEST(NodeIdFromKubernetesNode, FormsOfProviderId) {
   EXPECT_FALSE(NodeIdFromKubernetesNode("", std::string(64, 'a')).ok());
 }
 
+// The file source reads the file at node start (the settings parser only names it).
+TEST(ReadInstanceMetadataFile, ReadsTheIdAndTellsAMissingFileFromABadOne) {
+  TempDir dir;
+  WriteFile(dir.File("meta"), "# written by the init container\nOXIDE_INSTANCE_ID=" +
+                                  std::string("6F0C4E3B-1D2A-4C5B-9E8F-0A1B2C3D4E5F") + "\n");
+  auto id = ReadInstanceMetadataFile(dir.File("meta"));
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(*id, kUuid);
+
+  WriteFile(dir.File("bad"), "OTHER=1\n");
+  auto bad = ReadInstanceMetadataFile(dir.File("bad"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("no OXIDE_INSTANCE_ID"), std::string::npos);
+
+  auto missing = ReadInstanceMetadataFile(dir.File("missing"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("does not exist"), std::string::npos);
+}
+
+// A file that is not one (an endless /dev/zero) is refused after 64 KiB, never read whole.
+TEST(ReadInstanceMetadataFile, AFileLargerThan64KiBIsRefusedWithoutReadingItWhole) {
+  auto metadata = ReadInstanceMetadataFile("/dev/zero");
+  ASSERT_FALSE(metadata.ok());
+  EXPECT_NE(metadata.status().message().find("larger than 64 KiB"), std::string::npos)
+      << metadata.status().message();
+}
+
 }  // namespace
 }  // namespace oxide::node
