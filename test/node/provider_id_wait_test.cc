@@ -4,13 +4,12 @@
 // so the test drives the waiting minute by minute without sleeping.
 #include "node/provider_id_wait.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <optional>
 
 #include "support/fake_kubernetes_api.h"
+#include "support/log_capture.h"
 #include "support/manual_clock.h"
 #include "util/log.h"
 
@@ -30,15 +29,6 @@ constexpr const char* kFlagLine =
 
 class ProviderIdWaitTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    fd_ = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    log::SetOutputFd(fd_);
-  }
-  void TearDown() override {
-    log::SetOutputFd(STDERR_FILENO);
-    close(fd_);
-  }
-
   // The wait for worker-1, reading the Node from the stand-in server on the test thread.
   ProviderIdWait& MakeWait(bool wait_flag) {
     KubernetesApiOptions api{.host = api_.host(),
@@ -65,7 +55,7 @@ class ProviderIdWaitTest : public ::testing::Test {
   }
   static KubernetesNode Tainted() { return {.provider_id = "", .uninitialized = true}; }
 
-  std::string Log() const { return testing::ReadFile(dir_.File("log")); }
+  std::string Log() const { return log_.Text(); }
   static int Count(const std::string& text, const std::string& part) {
     int n = 0;
     for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
@@ -81,8 +71,7 @@ class ProviderIdWaitTest : public ::testing::Test {
     return delays;
   }
 
-  testing::TempDir dir_;
-  int fd_ = -1;
+  testing::LogCapture log_;
   FakeKubernetesApi api_;
   testing::ManualClock clock_;
   std::unique_ptr<ProviderIdWait> wait_;

@@ -3,9 +3,7 @@
 // HTTPS, real libcurl), checking the exact requests the plugin sends; and its retries
 // (node/startup_taint_removal.h) on a ManualClock with injected pass results, so the test drives
 // the backoff without sleeping.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <deque>
 #include <nlohmann/json.hpp>
@@ -15,6 +13,7 @@
 #include "node/startup_taint_steps.h"
 #include "recorded_exchange.h"
 #include "support/fake_kubernetes_api.h"
+#include "support/log_capture.h"
 #include "support/manual_clock.h"
 #include "util/log.h"
 
@@ -181,15 +180,6 @@ TEST(StartupTaintPatchTest, NoTaintNoPatchAndBadBodiesAreErrors) {
 
 class StartupTaintRemovalTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    fd_ = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    log::SetOutputFd(fd_);
-  }
-  void TearDown() override {
-    log::SetOutputFd(STDERR_FILENO);
-    close(fd_);
-  }
-
   // Each pass takes the next queued result (kNotRegistered when none is queued), at once, or
   // holds its completion when `hold_` is set.
   StartupTaintRemoval& Make() {
@@ -222,7 +212,7 @@ class StartupTaintRemovalTest : public ::testing::Test {
     }
     return delays;
   }
-  std::string Log() const { return testing::ReadFile(dir_.File("log")); }
+  std::string Log() const { return log_.Text(); }
   static int Count(const std::string& text, const std::string& part) {
     int n = 0;
     for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
@@ -230,8 +220,7 @@ class StartupTaintRemovalTest : public ::testing::Test {
     return n;
   }
 
-  testing::TempDir dir_;
-  int fd_ = -1;
+  testing::LogCapture log_;
   testing::ManualClock clock_;
   std::deque<StatusOr<TaintStep>> results_;
   bool hold_ = false;
