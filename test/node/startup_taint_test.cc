@@ -32,13 +32,7 @@ using testing::RecordedObject;
 class StartupTaintStepsTest : public ::testing::Test {
  protected:
   StatusOr<TaintStep> Pass() {
-    KubernetesApiOptions options{.host = api_.host(),
-                                 .port = api_.port(),
-                                 .credentials_dir = api_.credentials_dir(),
-                                 .connect_timeout = 5s,
-                                 .total_timeout = 5s};
-    options.attempts = 1;
-    return RemoveStartupTaintOnce(options, "worker-1", "csi.oxide.computer");
+    return RemoveStartupTaintOnce(api_.ClientOptions(), "worker-1", "csi.oxide.computer");
   }
   // "METHOD path" of each request so far.
   std::vector<std::string> Requests() const {
@@ -213,12 +207,6 @@ class StartupTaintRemovalTest : public ::testing::Test {
     return delays;
   }
   std::string Log() const { return log_.Text(); }
-  static int Count(const std::string& text, const std::string& part) {
-    int n = 0;
-    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
-      ++n;
-    return n;
-  }
 
   testing::LogCapture log_;
   testing::ManualClock clock_;
@@ -249,14 +237,13 @@ TEST_F(StartupTaintRemovalTest, WaitsForTheRegistrationBackingOffFromOneSecondTo
   EXPECT_EQ(PassDelays(),
             (std::vector<std::chrono::milliseconds>{1s, 2s, 4s, 8s, 10s, 10s, 10s, 10s}));
   EXPECT_EQ(removal.passes(), 8);  // at 0, 1, 3, 7, 15, 25, 35, 45 s
-  EXPECT_EQ(Count(Log(),
-                  "waiting for node-driver-registrar to register csi.oxide.computer on "
-                  "Node worker-1"),
+  EXPECT_EQ(log_.Count("waiting for node-driver-registrar to register csi.oxide.computer on "
+                       "Node worker-1"),
             1)
       << Log();
   // A minute on, one line says it still waits and what to look at.
   clock_.Advance(15s);
-  EXPECT_EQ(Count(Log(), "still waiting for node-driver-registrar"), 1) << Log();
+  EXPECT_EQ(log_.Count("still waiting for node-driver-registrar"), 1) << Log();
   EXPECT_NE(Log().find("kubectl get csinode worker-1"), std::string::npos) << Log();
   // Registered: the next pass removes the taint, and nothing is left running.
   results_ = {TaintStep::kRemoved};
@@ -300,14 +287,14 @@ TEST_F(StartupTaintRemovalTest, AFailureIsLoggedOnceWithWhatToDoAndRetriedNeverF
   clock_.Advance(59s);
   EXPECT_TRUE(removal.running());
   EXPECT_FALSE(finished_.has_value());
-  EXPECT_EQ(Count(Log(), forbidden), 1) << Log();  // not once per retry
+  EXPECT_EQ(log_.Count(forbidden), 1) << Log();  // not once per retry
   EXPECT_NE(Log().find("cannot remove the startup taint csi.oxide.computer/agent-not-ready from "
                        "Node worker-1 yet"),
             std::string::npos)
       << Log();
   clock_.Advance(1s);  // the minute's line repeats the last error
-  EXPECT_EQ(Count(Log(), "still cannot remove the startup taint from Node worker-1"), 1) << Log();
-  EXPECT_EQ(Count(Log(), forbidden), 2) << Log();
+  EXPECT_EQ(log_.Count("still cannot remove the startup taint from Node worker-1"), 1) << Log();
+  EXPECT_EQ(log_.Count(forbidden), 2) << Log();
 }
 
 TEST_F(StartupTaintRemovalTest, StopEndsTheRetriesAndAPassCompletingLaterDoesNothing) {

@@ -23,6 +23,14 @@ std::string LogCapture::Text() const {
   return ReadFile(dir_.File("log"));
 }
 
+int LogCapture::Count(const std::string& part) const {
+  const std::string text = Text();
+  int n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+    ++n;
+  return n;
+}
+
 std::vector<std::string> LogCapture::Lines() const {
   std::istringstream in(Text());
   std::vector<std::string> lines;

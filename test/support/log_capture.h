@@ -20,6 +20,8 @@ class LogCapture {
   std::string Text() const;
   // The same, one line (one record) an entry.
   std::vector<std::string> Lines() const;
+  // How often `part` occurs in it.
+  int Count(const std::string& part) const;
 
  private:
   TempDir dir_;  // not copyable, so neither is a LogCapture
