@@ -1,17 +1,29 @@
-// What a handler of a control API endpoint gets (ControlCall; control_api.cc's routing table
-// names the handlers), and the helpers the handlers share: JSON replies, required strings, names,
-// run states, the instance view. A handler may throw std::invalid_argument (400) or
+// What a handler of a control API endpoint gets (ControlContext, ControlCall; control_api.cc's
+// routing table names the handlers), and the helpers the handlers share: JSON replies, required
+// strings, names, run states, the instance view. A handler may throw std::invalid_argument (400) or
 // std::out_of_range (404); handle_control turns the throw into the reply.
 // Event-loop thread only.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "control_api.h"
+#include "api_context.h"
+#include "faults.h"
+#include "request_log.h"
 
 namespace oxide_sim {
+
+// What the control API works on: the simulator's parts it reads and changes.
+struct ControlContext {
+  Services& services;
+  Faults& faults;
+  RequestLog& log;
+  AuthConfig& auth;             // the accepted tokens (Services holds them read-only)
+  std::function<void()> reset;  // wipes all state and re-applies the start-up seed
+};
 
 // One control request as a handler sees it: the method, the decoded path segments ("__sim",
 // the endpoint, ...) and the body (a JSON object; {} when the request had none).

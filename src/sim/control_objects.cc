@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "clock.h"
+#include "control_api.h"
 #include "control_handlers.h"
 #include "guest_devices.h"
 #include "ids.h"
