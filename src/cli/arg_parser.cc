@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 
 namespace oxide::cli {
 namespace {
@@ -80,6 +81,103 @@ std::string Accept(const FlagSpec& flag, const std::string& value, ParsedArgs* p
   return "";
 }
 
+// "--name=value" or "--name": the name, and the value when one is attached.
+struct FlagWord {
+  std::string name;
+  std::optional<std::string> attached;
+};
+FlagWord SplitFlagWord(const std::string& arg) {
+  const std::string word = arg.substr(2);
+  const size_t eq = word.find('=');
+  if (eq == std::string::npos) return {word, std::nullopt};
+  return {word.substr(0, eq), word.substr(eq + 1)};
+}
+
+// Reads the flag `args[*i]` (with its value: after '=' or the next argument, which *i then
+// moves to) into `parsed`; returns the error message, or "" when fine.
+std::string ReadFlag(const VerbSpec& spec, const std::vector<std::string>& args, size_t* i,
+                     ParsedArgs* parsed) {
+  const std::string& arg = args[*i];
+  if (arg.rfind("--", 0) != 0) {
+    return "unknown flag " + arg + " for " + spec.Title() + " (flags are spelled --name); " +
+           FlagList(spec);
+  }
+  const auto [name, attached] = SplitFlagWord(arg);
+  const FlagSpec* flag = spec.FindFlag(name);
+  if (flag == nullptr) return UnknownFlag(spec, name);
+  if (flag->kind == FlagKind::kBool) {
+    if (attached) return "--" + name + " takes no value (give --" + name + " alone)";
+    return Accept(*flag, "", parsed);
+  }
+  if (attached) return Accept(*flag, *attached, parsed);
+  if (*i + 1 >= args.size() || (args[*i + 1].rfind("--", 0) == 0 && args[*i + 1].size() > 2)) {
+    return "--" + name + " needs a value (--" + name + " " +
+           (flag->value_name.empty() ? "VALUE" : flag->value_name) + ")";
+  }
+  return Accept(*flag, args[++*i], parsed);
+}
+
+// Reads every argument into `parsed`: flags, positionals (or, with kUntilPositional, the rest
+// from the first positional on). Returns the first error message, or "".
+std::string ReadArguments(const VerbSpec& spec, const std::vector<std::string>& args,
+                          ParseMode mode, ParsedArgs* parsed) {
+  bool flags_ended = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const bool looks_like_flag = !flags_ended && arg.size() > 1 && arg[0] == '-';
+    if (!looks_like_flag) {
+      if (mode == ParseMode::kUntilPositional) {
+        parsed->rest.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+        break;
+      }
+      parsed->positional.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      flags_ended = true;
+      continue;
+    }
+    std::string error = ReadFlag(spec, args, &i, parsed);
+    if (!error.empty()) return error;
+  }
+  return "";
+}
+
+// The positional arguments' count against the verb's: none missing, none extra.
+std::string CheckPositionals(const VerbSpec& spec, const ParsedArgs& parsed) {
+  size_t required = 0;
+  for (const PositionalSpec& positional : spec.positionals) {
+    if (!positional.optional) ++required;
+  }
+  if (parsed.positional.size() < required) {
+    return spec.Title() + ": missing <" + spec.positionals[parsed.positional.size()].name + "> (" +
+           PositionalList(spec) + ")";
+  }
+  if (parsed.positional.size() > spec.positionals.size()) {
+    return spec.Title() + ": unexpected argument \"" + parsed.positional[spec.positionals.size()] +
+           "\" (" + PositionalList(spec) + ")";
+  }
+  return "";
+}
+
+// The flags given together: no two that conflict, every required one.
+std::string CheckFlagSet(const VerbSpec& spec, const ParsedArgs& parsed) {
+  for (const FlagSpec& flag : spec.flags) {
+    for (const std::string& other : flag.conflicts_with) {
+      if (parsed.Has(flag.name) && parsed.Has(other)) {
+        return spec.Title() + ": --" + flag.name + " and --" + other + " cannot be given together";
+      }
+    }
+  }
+  for (const FlagSpec& flag : spec.flags) {
+    if (flag.required && !parsed.Has(flag.name)) {
+      return spec.Title() + ": --" + flag.name + " is required (--" + flag.name + " " +
+             flag.value_name + ")";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string ParsedArgs::Get(const std::string& flag, const std::string& fallback) const {
@@ -137,91 +235,11 @@ std::string NearestFlag(const VerbSpec& spec, const std::string& name) {
 
 ParseOutcome ParseArgs(const VerbSpec& spec, const std::vector<std::string>& args, ParseMode mode) {
   ParseOutcome outcome;
-  ParsedArgs& parsed = outcome.args;
-  bool flags_ended = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const bool looks_like_flag = !flags_ended && arg.size() > 1 && arg[0] == '-';
-    if (!looks_like_flag) {
-      if (mode == ParseMode::kUntilPositional) {
-        parsed.rest.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-        break;
-      }
-      parsed.positional.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      flags_ended = true;
-      continue;
-    }
-    if (arg.rfind("--", 0) != 0) {
-      outcome.error = "unknown flag " + arg + " for " + spec.Title() +
-                      " (flags are spelled --name); " + FlagList(spec);
-      return outcome;
-    }
-    std::string name = arg.substr(2);
-    std::string value;
-    bool has_value = false;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    const FlagSpec* flag = spec.FindFlag(name);
-    if (flag == nullptr) {
-      outcome.error = UnknownFlag(spec, name);
-      return outcome;
-    }
-    if (flag->kind == FlagKind::kBool) {
-      if (has_value) {
-        outcome.error = "--" + name + " takes no value (give --" + name + " alone)";
-        return outcome;
-      }
-    } else if (!has_value) {
-      if (i + 1 >= args.size() || (args[i + 1].rfind("--", 0) == 0 && args[i + 1].size() > 2)) {
-        outcome.error = "--" + name + " needs a value (--" + name + " " +
-                        (flag->value_name.empty() ? "VALUE" : flag->value_name) + ")";
-        return outcome;
-      }
-      value = args[++i];
-    }
-    outcome.error = Accept(*flag, value, &parsed);
-    if (!outcome.ok()) return outcome;
+  outcome.error = ReadArguments(spec, args, mode, &outcome.args);
+  if (outcome.ok() && mode == ParseMode::kWholeVerb) {
+    outcome.error = CheckPositionals(spec, outcome.args);
   }
-  if (mode == ParseMode::kWholeVerb) {
-    size_t required = 0;
-    for (const PositionalSpec& positional : spec.positionals) {
-      if (!positional.optional) ++required;
-    }
-    if (parsed.positional.size() < required) {
-      outcome.error = spec.Title() + ": missing <" +
-                      spec.positionals[parsed.positional.size()].name + "> (" +
-                      PositionalList(spec) + ")";
-      return outcome;
-    }
-    if (parsed.positional.size() > spec.positionals.size()) {
-      outcome.error = spec.Title() + ": unexpected argument \"" +
-                      parsed.positional[spec.positionals.size()] + "\" (" + PositionalList(spec) +
-                      ")";
-      return outcome;
-    }
-  }
-  for (const FlagSpec& flag : spec.flags) {
-    for (const std::string& other : flag.conflicts_with) {
-      if (parsed.Has(flag.name) && parsed.Has(other)) {
-        outcome.error =
-            spec.Title() + ": --" + flag.name + " and --" + other + " cannot be given together";
-        return outcome;
-      }
-    }
-  }
-  for (const FlagSpec& flag : spec.flags) {
-    if (flag.required && !parsed.Has(flag.name)) {
-      outcome.error = spec.Title() + ": --" + flag.name + " is required (--" + flag.name + " " +
-                      flag.value_name + ")";
-      return outcome;
-    }
-  }
+  if (outcome.ok()) outcome.error = CheckFlagSet(spec, outcome.args);
   return outcome;
 }
 

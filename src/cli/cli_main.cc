@@ -99,26 +99,10 @@ bool AsksForHelp(const std::vector<std::string>& args) {
   return false;
 }
 
-int Run(const std::vector<std::string>& args) {
-  const VerbSpec global = GlobalSpec();
-  const std::vector<Command> commands = AllCommands();
-  ParseOutcome globals = ParseArgs(global, args, ParseMode::kUntilPositional);
-  if (!globals.ok()) return UsageError(globals.error);
-  const ParsedArgs& flags = globals.args;
-  if (flags.Has("version")) {
-    std::cout << "oxide-csi-ctl " << kVersion << "\n";
-    return kExitOk;
-  }
-  const std::vector<std::string> rest = flags.rest;  // a copy: `globals` may be parsed again
-  const bool help = flags.Has("help") || AsksForHelp(rest);
-  if (rest.empty()) {
-    if (help) {
-      PrintMainHelp(std::cout, global, Specs(commands));
-      return kExitOk;
-    }
-    return UsageError("expected <group> <verb> (see oxide-csi-ctl --help)");
-  }
-
+// The command `rest` names (<group> <verb> ...), or nullptr when there is none to run: then the
+// help asked for is printed, or the usage error, and *exit_code says how to exit.
+const Command* FindCommand(const std::vector<Command>& commands,
+                           const std::vector<std::string>& rest, bool help, int* exit_code) {
   const std::string& group = rest[0];
   std::vector<std::string> groups;
   std::vector<std::string> verbs;
@@ -129,59 +113,105 @@ int Run(const std::vector<std::string>& args) {
     if (command.spec.group == group) verbs.push_back(command.spec.verb);
   }
   if (verbs.empty()) {
-    return UsageError("unknown group \"" + group + "\"; the groups: " + Names(groups));
+    *exit_code = UsageError("unknown group \"" + group + "\"; the groups: " + Names(groups));
+    return nullptr;
   }
   if (rest.size() == 1 || rest[1].rfind("-", 0) == 0) {
     if (help) {
       PrintVerbsHelp(std::cout, Specs(commands, group));
-      return kExitOk;
+      *exit_code = kExitOk;
+    } else {
+      *exit_code = UsageError(group + ": missing <verb>; the " + group + " verbs: " + Names(verbs));
     }
-    return UsageError(group + ": missing <verb>; the " + group + " verbs: " + Names(verbs));
+    return nullptr;
   }
   const std::string& verb = rest[1];
   auto command = std::find_if(commands.begin(), commands.end(), [&](const Command& c) {
     return c.spec.group == group && c.spec.verb == verb;
   });
   if (command == commands.end()) {
-    return UsageError("unknown verb \"" + group + " " + verb + "\"; the " + group +
-                      " verbs: " + Names(verbs));
+    *exit_code = UsageError("unknown verb \"" + group + " " + verb + "\"; the " + group +
+                            " verbs: " + Names(verbs));
+    return nullptr;
   }
   if (help) {
     PrintVerbsHelp(std::cout, {command->spec});
-    return kExitOk;
+    *exit_code = kExitOk;
+    return nullptr;
   }
+  return &*command;
+}
+
+// Parses the verb's arguments (rest[2...]) into *verb_args. Global flags given among them are
+// parsed again into *globals together with those before the verb. Returns "" or the message.
+std::string ParseVerbArgs(const VerbSpec& global, const VerbSpec& verb,
+                          const std::vector<std::string>& args,
+                          const std::vector<std::string>& rest, ParseOutcome* globals,
+                          ParsedArgs* verb_args) {
   std::vector<std::string> late_globals;
   ParseOutcome parsed = ParseArgs(
-      command->spec,
-      TakeGlobalFlags(global, command->spec, std::vector<std::string>(rest.begin() + 2, rest.end()),
-                      &late_globals));
-  if (!parsed.ok()) return UsageError(parsed.error);
-  if (!late_globals.empty()) {
-    std::vector<std::string> all_globals(args.begin(),
-                                         args.end() - static_cast<std::ptrdiff_t>(rest.size()));
-    all_globals.insert(all_globals.end(), late_globals.begin(), late_globals.end());
-    globals = ParseArgs(global, all_globals, ParseMode::kUntilPositional);
-    if (!globals.ok()) return UsageError(globals.error);
-  }
+      verb, TakeGlobalFlags(global, verb, std::vector<std::string>(rest.begin() + 2, rest.end()),
+                            &late_globals));
+  if (!parsed.ok()) return parsed.error;
+  *verb_args = std::move(parsed.args);
+  if (late_globals.empty()) return "";
+  std::vector<std::string> all_globals(args.begin(),
+                                       args.end() - static_cast<std::ptrdiff_t>(rest.size()));
+  all_globals.insert(all_globals.end(), late_globals.begin(), late_globals.end());
+  *globals = ParseArgs(global, all_globals, ParseMode::kUntilPositional);
+  return globals->error;
+}
 
-  CliContext context;
+// The context a command runs with, from the global flags and $CSI_ENDPOINT; "" or the message.
+std::string MakeContext(const ParsedArgs& flags, const Command& command, CliContext* context) {
   if (flags.Has("output")) {
-    context.output = flags.Get("output") == "json" ? OutputFormat::kJson : OutputFormat::kText;
+    context->output = flags.Get("output") == "json" ? OutputFormat::kJson : OutputFormat::kText;
   }
   if (flags.Has("timeout")) {
-    context.timeout = std::chrono::seconds(flags.Number("timeout"));
+    context->timeout = std::chrono::seconds(flags.Number("timeout"));
   }
   const char* env_endpoint = std::getenv("CSI_ENDPOINT");
-  context.endpoint = flags.Get("endpoint", env_endpoint != nullptr ? env_endpoint : "");
-  if (context.endpoint.empty()) {
-    return UsageError("no endpoint: pass --endpoint unix:///PATH or set CSI_ENDPOINT");
+  context->endpoint = flags.Get("endpoint", env_endpoint != nullptr ? env_endpoint : "");
+  if (context->endpoint.empty()) {
+    return "no endpoint: pass --endpoint unix:///PATH or set CSI_ENDPOINT";
   }
-  auto socket_path = SocketPathFromEndpoint(context.endpoint);
-  if (!socket_path.ok()) return UsageError("--endpoint: " + socket_path.status().message());
-  context.socket_path = *socket_path;
-  context.verb = &command->spec;
-  context.channel = grpc::CreateChannel("unix:" + *socket_path, grpc::InsecureChannelCredentials());
-  return command->run(context, parsed.args);
+  auto socket_path = SocketPathFromEndpoint(context->endpoint);
+  if (!socket_path.ok()) return "--endpoint: " + socket_path.status().message();
+  context->socket_path = *socket_path;
+  context->verb = &command.spec;
+  context->channel =
+      grpc::CreateChannel("unix:" + *socket_path, grpc::InsecureChannelCredentials());
+  return "";
+}
+
+int Run(const std::vector<std::string>& args) {
+  const VerbSpec global = GlobalSpec();
+  const std::vector<Command> commands = AllCommands();
+  ParseOutcome globals = ParseArgs(global, args, ParseMode::kUntilPositional);
+  if (!globals.ok()) return UsageError(globals.error);
+  if (globals.args.Has("version")) {
+    std::cout << "oxide-csi-ctl " << kVersion << "\n";
+    return kExitOk;
+  }
+  const std::vector<std::string> rest = globals.args.rest;  // `globals` may be parsed again
+  const bool help = globals.args.Has("help") || AsksForHelp(rest);
+  if (rest.empty()) {
+    if (help) {
+      PrintMainHelp(std::cout, global, Specs(commands));
+      return kExitOk;
+    }
+    return UsageError("expected <group> <verb> (see oxide-csi-ctl --help)");
+  }
+  int exit_code = kExitOk;
+  const Command* command = FindCommand(commands, rest, help, &exit_code);
+  if (command == nullptr) return exit_code;
+  ParsedArgs verb_args;
+  std::string error = ParseVerbArgs(global, command->spec, args, rest, &globals, &verb_args);
+  if (!error.empty()) return UsageError(error);
+  CliContext context;
+  error = MakeContext(globals.args, *command, &context);
+  if (!error.empty()) return UsageError(error);
+  return command->run(context, verb_args);
 }
 
 }  // namespace

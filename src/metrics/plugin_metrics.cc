@@ -17,13 +17,18 @@ const Buckets kBatchBuckets = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
 // Seconds, 100 ms to 10 min: mkfs of a small to a very large disk.
 const Buckets kMkfsBuckets = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600};
 
-PluginFamilies Build(Registry& r) {
-  return PluginFamilies{
+RpcFamilies BuildRpc(Registry& r) {
+  return RpcFamilies{
       .rpc_duration = r.AddHistogram("oxide_csi_rpc_duration_seconds",
                                      "Time from a CSI call's arrival to its answer.",
                                      {"method", "code"}, kLatencyBuckets),
       .rpcs_in_flight = r.AddGauge("oxide_csi_rpcs_in_flight",
                                    "CSI calls being served, not yet answered.", {"method"}),
+  };
+}
+
+OxideApiFamilies BuildOxideApi(Registry& r) {
+  return OxideApiFamilies{
       .oxide_request_duration = r.AddHistogram(
           "oxide_csi_oxide_request_duration_seconds",
           "Time of one HTTP attempt to the Oxide API, from the start of the transfer to its end; "
@@ -52,6 +57,11 @@ PluginFamilies Build(Registry& r) {
           "oxide_csi_oxide_project_found",
           "1 unless Oxide says the configured project does not exist for the token's user. "
           "Controller only."),
+  };
+}
+
+JournalFamilies BuildJournal(Registry& r) {
+  return JournalFamilies{
       .operations_pending = r.AddGauge(
           "oxide_csi_operations_pending",
           "Journal entries of controller operations that have started and not finished.", {"kind"}),
@@ -72,6 +82,11 @@ PluginFamilies Build(Registry& r) {
                        "Temporary clone snapshots (csi-clone-*) no operation used any more, "
                        "deleted by the controller's sweep.")
               .With({}),
+  };
+}
+
+StoreFamilies BuildStore(Registry& r) {
+  return StoreFamilies{
       .commit_duration =
           r.AddHistogram("oxide_csi_store_commit_duration_seconds",
                          "Time of one state-database transaction (group commit), fsync included.",
@@ -92,10 +107,20 @@ PluginFamilies Build(Registry& r) {
                                    "Size of the state database file after the last compaction "
                                    "(pages in use and free; the WAL not counted).")
                             .With({}),
+  };
+}
+
+LoopFamilies BuildLoop(Registry& r) {
+  return LoopFamilies{
       .loop_turn_duration =
           r.AddHistogram("oxide_csi_loop_turn_duration_seconds",
                          "Time one event-loop turn kept the loop thread busy.", {}, kTurnBuckets)
               .With({}),
+  };
+}
+
+NodeFamilies BuildNode(Registry& r) {
+  return NodeFamilies{
       .node_operation_duration = r.AddHistogram(
           "oxide_csi_node_operation_duration_seconds",
           "Time of a node operation (stage, unstage, publish, unpublish, expand) by result.",
@@ -103,9 +128,21 @@ PluginFamilies Build(Registry& r) {
       .mkfs_duration = r.AddHistogram("oxide_csi_node_mkfs_duration_seconds",
                                       "Time mkfs took to format a blank volume.", {}, kMkfsBuckets)
                            .With({}),
-      .build_info =
-          r.AddGauge("oxide_csi_build_info", "Always 1; the plugin's version and mode as labels.",
-                     {"version", "mode"}, 4),
+  };
+}
+
+// The families in the order they are registered, and so rendered (a braced list runs left to
+// right).
+PluginFamilies Build(Registry& r) {
+  return PluginFamilies{
+      BuildRpc(r),
+      BuildOxideApi(r),
+      BuildJournal(r),
+      BuildStore(r),
+      BuildLoop(r),
+      BuildNode(r),
+      r.AddGauge("oxide_csi_build_info", "Always 1; the plugin's version and mode as labels.",
+                 {"version", "mode"}, 4),
   };
 }
 

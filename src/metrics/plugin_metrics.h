@@ -15,11 +15,17 @@
 
 namespace oxide::metrics {
 
-struct PluginFamilies {
-  // gRPC: one sample per answered call.
+// The families by area; PluginFamilies holds them all (Families().rpc_duration, ...), in the
+// order they are registered and rendered.
+
+// gRPC: one sample per answered call.
+struct RpcFamilies {
   HistogramFamily& rpc_duration;  // {method, code}
   GaugeFamily& rpcs_in_flight;    // {method}
-  // Oxide API: one sample per HTTP attempt (a retried call is several attempts).
+};
+
+// Oxide API: one sample per HTTP attempt (a retried call is several attempts).
+struct OxideApiFamilies {
   HistogramFamily& oxide_request_duration;  // {operation, status}
   CounterFamily& oxide_request_retries;     // {operation, reason}
   Gauge& oxide_requests_queued;             // waiting for a connection
@@ -29,7 +35,10 @@ struct PluginFamilies {
   GaugeFamily& oxide_api_up;
   GaugeFamily& oxide_token_valid;
   GaugeFamily& oxide_project_found;
-  // Journal and recovery.
+};
+
+// Journal and recovery.
+struct JournalFamilies {
   GaugeFamily& operations_pending;  // {kind}
   // Unix time the oldest unfinished journal entry began, 0 when none; controller only (no labels).
   GaugeFamily& oldest_pending_operation_start;
@@ -37,6 +46,9 @@ struct PluginFamilies {
   Gauge& snapshots_tracked;         // snapshots polled until Oxide says ready
   // Clones' temporary snapshots left behind (a replaced pod) and deleted by the sweep.
   Counter& orphan_snapshots_deleted;
+};
+
+struct StoreFamilies {
   // The state database's group commit (recorded on the store thread).
   Histogram& commit_duration;
   Histogram& commit_batch_size;
@@ -45,11 +57,25 @@ struct PluginFamilies {
   // the database file's size after the last compaction (recorded on the loop / store thread).
   Counter& journal_entries_pruned;
   Gauge& state_db_bytes;
-  // The event loop.
+};
+
+// The event loop.
+struct LoopFamilies {
   Histogram& loop_turn_duration;
-  // Node operations (recorded on the loop thread when they finish).
+};
+
+// Node operations (recorded on the loop thread when they finish).
+struct NodeFamilies {
   HistogramFamily& node_operation_duration;  // {operation, result}
   Histogram& mkfs_duration;
+};
+
+struct PluginFamilies : RpcFamilies,
+                        OxideApiFamilies,
+                        JournalFamilies,
+                        StoreFamilies,
+                        LoopFamilies,
+                        NodeFamilies {
   GaugeFamily& build_info;  // {version, mode}
 };
 

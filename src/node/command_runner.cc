@@ -157,6 +157,50 @@ StatusOr<int> InputPipe(const std::string& input) {
   return fds[0];
 }
 
+// How collecting a child's output ended.
+struct Collected {
+  bool exited = false;   // its pidfd said so
+  bool expired = false;  // the deadline passed first
+  int poll_error = 0;    // poll failed with this errno
+};
+
+// Reads the child's output (`output_fd`, non-blocking) into *output as it comes, until the child
+// exits (or, without a pidfd, closes its output), the deadline passes, or poll fails.
+Collected CollectOutput(int output_fd, int pidfd, Clock::time_point deadline, std::string* output) {
+  Collected collected;
+  bool pipe_open = true;
+  while (!collected.exited && (pipe_open || pidfd >= 0)) {
+    const auto remaining = deadline - Clock::now();
+    if (remaining <= Clock::duration::zero()) {
+      collected.expired = true;
+      break;
+    }
+    pollfd fds[2] = {{pipe_open ? output_fd : -1, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    int rc = poll(fds, pidfd >= 0 ? 2 : 1, PollMillis(remaining));
+    if (rc < 0 && errno != EINTR) {
+      collected.poll_error = errno;
+      break;
+    }
+    if (rc <= 0) continue;
+    if (fds[0].revents != 0) pipe_open = Drain(output_fd, output);
+    if (pidfd >= 0 && fds[1].revents != 0) collected.exited = true;
+  }
+  if (collected.exited && pipe_open) Drain(output_fd, output);  // written before it exited
+  return collected;
+}
+
+// Reaps the child into *status: kills its process group first when it exited (its group may
+// live on), ran out of time or could not be watched; else (no pidfd: its output closed) waits
+// for the exit that follows. False when it has not exited even after the kill.
+bool Reap(pid_t pid, int pidfd, const Collected& collected, int* status) {
+  if (collected.exited || collected.expired || collected.poll_error != 0) {
+    return KillGroupAndReap(pid, pidfd, status);
+  }
+  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+  }
+  return true;
+}
+
 }  // namespace
 
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
@@ -185,38 +229,13 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   const pid_t pid = *spawned;
   const int pidfd = OpenPidFd(pid);
   CommandResult result;
-  bool pipe_open = true;
-  bool exited = false;
-  bool expired = false;
-  int poll_error = 0;
-  // Until the child exits (or, without a pidfd, closes its output): output as it comes.
-  while (!exited && (pipe_open || pidfd >= 0)) {
-    const auto remaining = deadline - Clock::now();
-    if (remaining <= Clock::duration::zero()) {
-      expired = true;
-      break;
-    }
-    pollfd fds[2] = {{pipe_open ? pipe_fds[0] : -1, POLLIN, 0}, {pidfd, POLLIN, 0}};
-    int rc = poll(fds, pidfd >= 0 ? 2 : 1, PollMillis(remaining));
-    if (rc < 0 && errno != EINTR) {
-      poll_error = errno;
-      break;
-    }
-    if (rc <= 0) continue;
-    if (fds[0].revents != 0) pipe_open = Drain(pipe_fds[0], &result.output);
-    if (pidfd >= 0 && fds[1].revents != 0) exited = true;
-  }
-  if (exited && pipe_open) Drain(pipe_fds[0], &result.output);  // written before it exited
+  const Collected collected = CollectOutput(pipe_fds[0], pidfd, deadline, &result.output);
   close(pipe_fds[0]);
   int status = 0;
-  bool reaped = true;
-  if (exited || expired || poll_error != 0) {
-    reaped = KillGroupAndReap(pid, pidfd, &status);
-  } else {  // no pidfd: the output closed, the exit follows
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
+  const bool reaped = Reap(pid, pidfd, collected, &status);
   if (pidfd >= 0) close(pidfd);
+  const bool expired = collected.expired;
+  const int poll_error = collected.poll_error;
   if (expired) {
     return DeadlineExceeded(CommandLine(argv) + " did not finish within " + Seconds(timeout) +
                             " s; it was killed with its process group" +

@@ -105,6 +105,100 @@ oxide::StatusOr<InstanceParams> ReadInstanceCreate(const nlohmann::json& body) {
   return params;
 }
 
+// What the attachments ask for, checked before anything changes: the disks to create (planned
+// against the quota together) and the existing detached disks to attach.
+struct AttachPlan {
+  std::vector<Disk> new_disks;
+  std::vector<std::string> attach_ids;
+};
+
+ApiStatus PlanAttachments(Model& model, const Project& project, const std::vector<Attachment>& all,
+                          AttachPlan* plan) {
+  uint64_t planned = 0;
+  for (const Attachment& item : all) {
+    if (item.create) {
+      plan->new_disks.push_back(plan_new_disk(model, project, item.params, planned));
+      planned += item.params.size;
+      continue;
+    }
+    const Disk* disk = model.disk_named(project.id, item.name);
+    if (disk == nullptr) return object_not_found("disk", true, item.name);
+    if (disk->state != "detached") {
+      return invalid_request("cannot attach disk \"" + disk->name + "\": " +
+                             (disk_state_has_instance(disk->state)
+                                  ? std::string("disk is attached to another instance")
+                                  : "invalid state " + disk->state));
+    }
+    plan->attach_ids.push_back(disk->id);
+  }
+  return ApiStatus::Ok();
+}
+
+Instance NewInstance(const InstanceParams& params, const Project& project) {
+  Instance instance;
+  instance.id = new_uuid();
+  instance.name = params.name;
+  instance.description = params.description;
+  instance.project_id = project.id;
+  instance.hostname = params.hostname;
+  instance.ncpus = static_cast<uint32_t>(params.ncpus);
+  instance.memory = params.memory;
+  instance.run_state = "creating";
+  instance.auto_restart_policy = params.restart_policy;
+  instance.cpu_platform = params.cpu_platform;
+  instance.enable_jumbo_frames = params.jumbo;
+  instance.time_created = now_rfc3339();
+  instance.time_modified = instance.time_created;
+  instance.time_run_state_updated = instance.time_created;
+  return instance;
+}
+
+// Stores the instance with its disks attached (the new ones created), in one write batch.
+void SaveWithDisks(Services& services, const Project& project, const InstanceParams& params,
+                   AttachPlan plan, Instance& instance) {
+  Model& model = services.model;
+  WriteBatch batch(model.store());
+  for (Disk disk : plan.new_disks) {
+    disk.state = "attached";
+    disk.instance_id = instance.id;
+    model.put(disk);
+    services.guest.disk_created(disk, std::nullopt);
+    plan.attach_ids.push_back(disk.id);
+  }
+  for (const std::string& id : plan.attach_ids) {
+    Disk& disk = model.disks.at(id);
+    disk.state = "attached";
+    disk.instance_id = instance.id;
+    disk.time_modified = instance.time_created;
+    model.put(disk);
+  }
+  if (params.boot_disk) {
+    instance.boot_disk_id = model.disk_named(project.id, params.boot_disk->name)->id;
+  }
+  model.put(instance);
+}
+
+// The create saga: after the instance delay, creating -> stopped, or -> starting -> running.
+// Answers 201 at once in async mode, else when the saga's first step has run.
+void RunCreateSaga(Services& services, const CallPtr& call, const Instance& instance, bool start) {
+  Model& model = services.model;
+  const bool async = model.timing.async_mode;
+  if (async) call->RespondJson(201, to_api_json(instance));
+  const std::string id = instance.id;
+  services.timeline.Run(model.timing.instance_delay_ms, {"instance", id, instance.name},
+                        [&services, call, id, start, async]() {
+                          Instance* current = services.model.instance(id);
+                          if (current == nullptr || current->run_state != "creating") {
+                            if (!async) call->RespondError(internal_error());
+                            return;
+                          }
+                          set_run_state(services, *current, start ? "starting" : "stopped");
+                          const nlohmann::ordered_json created = to_api_json(*current);
+                          if (start) schedule_run_state(services, id, "starting", "running");
+                          if (!async) call->RespondJson(201, created);
+                        });
+}
+
 }  // namespace
 
 ApiStatus instance_create(Services& services, const CallPtr& call) {
@@ -122,79 +216,11 @@ ApiStatus instance_create(Services& services, const CallPtr& call) {
   if (model.instance_named(project.id, params.name) != nullptr) {
     return already_exists("instance", params.name);
   }
-  // Check every attachment before changing anything.
-  std::vector<Disk> new_disks;
-  std::vector<std::string> attach_ids;
-  uint64_t planned = 0;
-  for (const Attachment& item : all) {
-    if (item.create) {
-      new_disks.push_back(plan_new_disk(model, project, item.params, planned));
-      planned += item.params.size;
-      continue;
-    }
-    const Disk* disk = model.disk_named(project.id, item.name);
-    if (disk == nullptr) return object_not_found("disk", true, item.name);
-    if (disk->state != "detached") {
-      return invalid_request("cannot attach disk \"" + disk->name + "\": " +
-                             (disk_state_has_instance(disk->state)
-                                  ? std::string("disk is attached to another instance")
-                                  : "invalid state " + disk->state));
-    }
-    attach_ids.push_back(disk->id);
-  }
-
-  Instance instance;
-  instance.id = new_uuid();
-  instance.name = params.name;
-  instance.description = params.description;
-  instance.project_id = project.id;
-  instance.hostname = params.hostname;
-  instance.ncpus = static_cast<uint32_t>(params.ncpus);
-  instance.memory = params.memory;
-  instance.run_state = "creating";
-  instance.auto_restart_policy = params.restart_policy;
-  instance.cpu_platform = params.cpu_platform;
-  instance.enable_jumbo_frames = params.jumbo;
-  instance.time_created = now_rfc3339();
-  instance.time_modified = instance.time_created;
-  instance.time_run_state_updated = instance.time_created;
-  {
-    WriteBatch batch(model.store());
-    for (Disk disk : new_disks) {
-      disk.state = "attached";
-      disk.instance_id = instance.id;
-      model.put(disk);
-      services.guest.disk_created(disk, std::nullopt);
-      attach_ids.push_back(disk.id);
-    }
-    for (const std::string& id : attach_ids) {
-      Disk& disk = model.disks.at(id);
-      disk.state = "attached";
-      disk.instance_id = instance.id;
-      disk.time_modified = instance.time_created;
-      model.put(disk);
-    }
-    if (params.boot_disk) {
-      instance.boot_disk_id = model.disk_named(project.id, params.boot_disk->name)->id;
-    }
-    model.put(instance);
-  }
-  const bool async = model.timing.async_mode;
-  if (async) call->RespondJson(201, to_api_json(instance));
-  const std::string id = instance.id;
-  const bool start = params.start;
-  services.timeline.Run(model.timing.instance_delay_ms, {"instance", id, instance.name},
-                        [&services, call, id, start, async]() {
-                          Instance* current = services.model.instance(id);
-                          if (current == nullptr || current->run_state != "creating") {
-                            if (!async) call->RespondError(internal_error());
-                            return;
-                          }
-                          set_run_state(services, *current, start ? "starting" : "stopped");
-                          const nlohmann::ordered_json created = to_api_json(*current);
-                          if (start) schedule_run_state(services, id, "starting", "running");
-                          if (!async) call->RespondJson(201, created);
-                        });
+  AttachPlan plan;
+  SIM_RETURN_IF_ERROR(PlanAttachments(model, project, all, &plan));
+  Instance instance = NewInstance(params, project);
+  SaveWithDisks(services, project, params, std::move(plan), instance);
+  RunCreateSaga(services, call, instance, params.start);
   return ApiStatus::Ok();
 }
 

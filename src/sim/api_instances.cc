@@ -40,63 +40,85 @@ ApiStatus instance_view(Services& services, const CallPtr& call) {
   return ApiStatus::Ok();
 }
 
-ApiStatus instance_update(Services& services, const CallPtr& call) {
-  SIM_ASSIGN_OR_RETURN(const NameOrId selector, PathNameOrId(*call, "instance"));
-  SIM_ASSIGN_OR_RETURN(const std::optional<NameOrId> project, QueryNameOrId(*call, "project"));
-  SIM_ASSIGN_OR_RETURN(const nlohmann::json body, BodyJson(*call));
+// The InstanceUpdate body. auto_restart_policy, boot_disk and cpu_platform must be present
+// (null allowed), as with Nexus.
+struct UpdateParams {
   uint64_t ncpus = 0, memory = 0;
   std::optional<NameOrId> boot_disk;
   std::optional<std::string> restart_policy, cpu_platform;
   bool jumbo = false;
+};
+
+ApiResult<UpdateParams> ReadInstanceUpdate(const nlohmann::json& body) {
+  UpdateParams params;
   SIM_ASSIGN_OR_RETURN(ObjectReader reader, BodyField(ObjectReader::Open(body, "InstanceUpdate")));
   for (const char* key : {"auto_restart_policy", "boot_disk", "cpu_platform"}) {
     if (reader.Raw(key) == nullptr)
       return bad_json_body(std::string("missing field `") + key + "`");
   }
-  SIM_ASSIGN_OR_RETURN(ncpus, BodyField(reader.U64("ncpus", "u16")));
-  SIM_ASSIGN_OR_RETURN(memory, BodyField(reader.U64("memory")));
-  SIM_ASSIGN_OR_RETURN(boot_disk, BodyField(reader.OptionalSelector("boot_disk")));
+  SIM_ASSIGN_OR_RETURN(params.ncpus, BodyField(reader.U64("ncpus", "u16")));
+  SIM_ASSIGN_OR_RETURN(params.memory, BodyField(reader.U64("memory")));
+  SIM_ASSIGN_OR_RETURN(params.boot_disk, BodyField(reader.OptionalSelector("boot_disk")));
   if (reader.Has("auto_restart_policy")) {
-    SIM_ASSIGN_OR_RETURN(restart_policy, BodyField(CheckVariant(*reader.Raw("auto_restart_policy"),
-                                                                {"never", "best_effort"})));
+    SIM_ASSIGN_OR_RETURN(
+        params.restart_policy,
+        BodyField(CheckVariant(*reader.Raw("auto_restart_policy"), {"never", "best_effort"})));
   }
   if (reader.Has("cpu_platform")) {
-    SIM_ASSIGN_OR_RETURN(cpu_platform,
+    SIM_ASSIGN_OR_RETURN(params.cpu_platform,
                          BodyField(CheckVariant(*reader.Raw("cpu_platform"),
                                                 {"amd_milan", "amd_turin", "amd_turin_v2"})));
   }
-  SIM_ASSIGN_OR_RETURN(jumbo, BodyField(reader.Boolean("enable_jumbo_frames")));
+  SIM_ASSIGN_OR_RETURN(params.jumbo, BodyField(reader.Boolean("enable_jumbo_frames")));
   reader.Raw("multicast_groups");
   SIM_RETURN_IF_ERROR(BodyCheck(reader.Finish()));
+  return params;
+}
+
+// The boot disk the update names (nullopt for none), checked: a change needs a stopped instance
+// and a disk attached to it.
+ApiResult<std::optional<std::string>> CheckBootDisk(Model& model, const Instance& instance,
+                                                    const std::optional<NameOrId>& boot_disk,
+                                                    bool has_vmm) {
+  if (!boot_disk) {
+    if (instance.boot_disk_id && has_vmm) {
+      return invalid_request("instance must be stopped to set boot disk");
+    }
+    return std::optional<std::string>();
+  }
+  const Disk& disk = boot_disk->is_id
+                         ? model.select_disk(*boot_disk, std::nullopt)
+                         : model.select_disk(*boot_disk, NameOrId{true, instance.project_id});
+  if (disk.id != instance.boot_disk_id) {
+    if (has_vmm) return invalid_request("instance must be stopped to set boot disk");
+    if (disk.state != "attached" || disk.instance_id != instance.id) {
+      return invalid_request("boot disk must be attached to the instance");
+    }
+  }
+  return std::optional<std::string>(disk.id);
+}
+
+ApiStatus instance_update(Services& services, const CallPtr& call) {
+  SIM_ASSIGN_OR_RETURN(const NameOrId selector, PathNameOrId(*call, "instance"));
+  SIM_ASSIGN_OR_RETURN(const std::optional<NameOrId> project, QueryNameOrId(*call, "project"));
+  SIM_ASSIGN_OR_RETURN(const nlohmann::json body, BodyJson(*call));
+  SIM_ASSIGN_OR_RETURN(const UpdateParams params, ReadInstanceUpdate(body));
   SIM_RETURN_IF_ERROR(Authenticate(services, *call));
   Model& model = services.model;
   Instance instance = model.select_instance(selector, project);
   const bool has_vmm = instance_has_vmm(instance.run_state);
-  if (has_vmm && (ncpus != instance.ncpus || memory != instance.memory)) {
+  if (has_vmm && (params.ncpus != instance.ncpus || params.memory != instance.memory)) {
     return invalid_request("instance must be stopped to change CPU or memory");
   }
-  check_instance_size(ncpus, memory);
-  std::optional<std::string> boot_disk_id;
-  if (boot_disk) {
-    const Disk& disk = boot_disk->is_id
-                           ? model.select_disk(*boot_disk, std::nullopt)
-                           : model.select_disk(*boot_disk, NameOrId{true, instance.project_id});
-    boot_disk_id = disk.id;
-    if (boot_disk_id != instance.boot_disk_id) {
-      if (has_vmm) return invalid_request("instance must be stopped to set boot disk");
-      if (disk.state != "attached" || disk.instance_id != instance.id) {
-        return invalid_request("boot disk must be attached to the instance");
-      }
-    }
-  } else if (instance.boot_disk_id && has_vmm) {
-    return invalid_request("instance must be stopped to set boot disk");
-  }
-  instance.ncpus = static_cast<uint32_t>(ncpus);
-  instance.memory = memory;
+  check_instance_size(params.ncpus, params.memory);
+  SIM_ASSIGN_OR_RETURN(const std::optional<std::string> boot_disk_id,
+                       CheckBootDisk(model, instance, params.boot_disk, has_vmm));
+  instance.ncpus = static_cast<uint32_t>(params.ncpus);
+  instance.memory = params.memory;
   instance.boot_disk_id = boot_disk_id;
-  instance.auto_restart_policy = restart_policy;
-  instance.cpu_platform = cpu_platform;
-  instance.enable_jumbo_frames = jumbo;
+  instance.auto_restart_policy = params.restart_policy;
+  instance.cpu_platform = params.cpu_platform;
+  instance.enable_jumbo_frames = params.jumbo;
   instance.time_modified = now_rfc3339();
   model.put(instance);
   call->RespondJson(200, to_api_json(instance));

@@ -4,23 +4,12 @@
 // Event-loop thread only.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "api_context.h"
-#include "faults.h"
-#include "request_log.h"
+#include "control_call.h"
 
 namespace oxide_sim {
-
-struct ControlContext {
-  Services& services;
-  Faults& faults;
-  RequestLog& log;
-  AuthConfig& auth;             // the accepted tokens (Services holds them read-only)
-  std::function<void()> reset;  // wipes all state and re-applies the start-up seed
-};
 
 // Handles one /__sim/... request; `segments` are the decoded path segments.
 HttpResponse handle_control(ControlContext& context, const HttpRequest& request,

@@ -99,6 +99,32 @@ void RunAfter(uv_loop_t* loop, uint64_t ms, std::function<void()> fn) {
       ms, 0);
 }
 
+// How the request log names an injected fault ("" for none).
+std::string FaultLabel(const FaultDecision& fault) {
+  if (fault.status != 0) return std::to_string(fault.status);
+  if (fault.drop) return "drop";
+  if (fault.delay_ms > 0) return "latency";
+  return "";
+}
+
+// The reply wrapper of one call: adds x-request-id, applies an injected drop, logs the request
+// with its status (0 when dropped), then sends, after the injected latency if any.
+std::function<void(HttpResponse)> MakeReply(uv_loop_t* loop, RequestLog* log, LoggedRequest entry,
+                                            FaultDecision fault, Responder responder,
+                                            std::string request_id) {
+  return [loop, log, entry, fault, responder, request_id](HttpResponse response) mutable {
+    response.headers.emplace_back("x-request-id", request_id);
+    if (fault.drop) response.drop_connection = true;
+    entry.status = response.drop_connection ? 0 : response.status;
+    log->add(entry);
+    if (fault.delay_ms == 0) {
+      responder.send(std::move(response));
+      return;
+    }
+    RunAfter(loop, fault.delay_ms, [responder, response]() { responder.send(response); });
+  };
+}
+
 }  // namespace
 
 void Simulator::Handle(HttpRequest&& request, Responder responder) {
@@ -128,29 +154,11 @@ void Simulator::HandleApi(HttpRequest&& request, Responder responder,
       match.status == RouteStatus::kMatched
           ? faults_.decide(match.operation, request.method, request.raw_path)
           : FaultDecision{};
-  LoggedRequest entry{0, request.method, request.raw_path, request.raw_query, match.operation, 0,
-                      ""};
-  if (fault.status != 0)
-    entry.fault = std::to_string(fault.status);
-  else if (fault.drop)
-    entry.fault = "drop";
-  else if (fault.delay_ms > 0)
-    entry.fault = "latency";
+  LoggedRequest entry{0, request.method,   request.raw_path, request.raw_query, match.operation,
+                      0, FaultLabel(fault)};
   call->request = std::move(request);
-  uv_loop_t* loop = loop_;
-  RequestLog* log = &log_;
-  const std::string request_id = call->request_id;
-  call->reply = [loop, log, entry, fault, responder, request_id](HttpResponse response) mutable {
-    response.headers.emplace_back("x-request-id", request_id);
-    if (fault.drop) response.drop_connection = true;
-    entry.status = response.drop_connection ? 0 : response.status;
-    log->add(entry);
-    if (fault.delay_ms == 0) {
-      responder.send(std::move(response));
-      return;
-    }
-    RunAfter(loop, fault.delay_ms, [responder, response]() { responder.send(response); });
-  };
+  call->reply =
+      MakeReply(loop_, &log_, std::move(entry), fault, std::move(responder), call->request_id);
 
   if (match.status == RouteStatus::kNotFound) {
     call->RespondError(framework_error(404, "Not Found"));

@@ -29,6 +29,81 @@ std::string read_token_file(const std::string& path) {
   return token;
 }
 
+// Reads the flag argv[*i] (its value from the next argument, which *i then moves to) into
+// `options`. Throws std::invalid_argument naming the problem.
+void read_flag(int argc, char** argv, int* i, SimOptions* options) {
+  const std::string flag = argv[*i];
+  auto value = [&]() -> std::string {
+    if (*i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+    return argv[++*i];
+  };
+  if (flag == "--port") {
+    const uint64_t port = to_number(flag, value());
+    if (port > 65535) throw std::invalid_argument("--port must be at most 65535");
+    options->port = static_cast<uint16_t>(port);
+  } else if (flag == "--token") {
+    options->token = value();
+  } else if (flag == "--token-file") {
+    options->token = read_token_file(value());
+  } else if (flag == "--tls-cert") {
+    options->tls_cert_file = value();
+  } else if (flag == "--tls-key") {
+    options->tls_key_file = value();
+  } else if (flag == "--state-db") {
+    options->state_db = value();
+  } else if (flag == "--seed-file") {
+    options->seed_file = value();
+  } else if (flag == "--project") {
+    options->projects.push_back(value());
+  } else if (flag == "--storage-quota") {
+    options->storage_quota = to_number(flag, value());
+  } else if (flag == "--hotplug") {
+    options->hotplug = true;
+  } else if (flag == "--create-delay-ms") {
+    options->create_delay_ms = to_number(flag, value());
+  } else if (flag == "--delete-delay-ms") {
+    options->delete_delay_ms = to_number(flag, value());
+  } else if (flag == "--instance-delay-ms") {
+    options->instance_delay_ms = to_number(flag, value());
+  } else if (flag == "--async") {
+    options->async_mode = true;
+  } else if (flag == "--manual-clock") {
+    options->manual_clock = true;
+  } else if (flag == "--fault-seed") {
+    options->fault_seed = to_number(flag, value());
+  } else if (flag == "--fault") {
+    options->fault_rules.push_back(Faults::rule_from_flag(value()));
+  } else if (flag == "--idle-timeout-s") {
+    const uint64_t seconds = to_number(flag, value());
+    if (seconds < 1 || seconds > 86400)
+      throw std::invalid_argument("--idle-timeout-s must be between 1 and 86400");
+    options->idle_timeout_s = static_cast<unsigned>(seconds);
+  } else if (flag == "--reject-unknown-fields") {
+    options->reject_unknown_fields = true;
+  } else if (flag == "--guest-backing-dir") {
+    options->guest_backing_dir = value();
+  } else if (flag == "--guest-sysfs-root") {
+    options->guest_sysfs_root = value();
+  } else {
+    throw std::invalid_argument("unknown option " + flag + " (see --help)");
+  }
+}
+
+// The flags that must or must not go together, and the token's form.
+void check_options(const SimOptions& options) {
+  if (options.token.rfind("oxide-token-", 0) != 0) {
+    throw std::invalid_argument(
+        "the token must start with \"oxide-token-\": the Oxide API ignores other tokens, so no "
+        "request could ever authenticate");
+  }
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    throw std::invalid_argument("--tls-cert and --tls-key go together");
+  }
+  if (!options.guest_sysfs_root.empty() && options.guest_backing_dir.empty()) {
+    throw std::invalid_argument("--guest-sysfs-root needs --guest-backing-dir");
+  }
+}
+
 }  // namespace
 
 std::string help_text() {
@@ -71,75 +146,13 @@ ParseOutcome parse_options(int argc, char** argv, SimOptions* options) {
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
-      auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-        return argv[++i];
-      };
       if (flag == "--help" || flag == "-h") {
         std::fputs(help_text().c_str(), stdout);
         return ParseOutcome::kExitOk;
-      } else if (flag == "--port") {
-        const uint64_t port = to_number(flag, value());
-        if (port > 65535) throw std::invalid_argument("--port must be at most 65535");
-        options->port = static_cast<uint16_t>(port);
-      } else if (flag == "--token") {
-        options->token = value();
-      } else if (flag == "--token-file") {
-        options->token = read_token_file(value());
-      } else if (flag == "--tls-cert") {
-        options->tls_cert_file = value();
-      } else if (flag == "--tls-key") {
-        options->tls_key_file = value();
-      } else if (flag == "--state-db") {
-        options->state_db = value();
-      } else if (flag == "--seed-file") {
-        options->seed_file = value();
-      } else if (flag == "--project") {
-        options->projects.push_back(value());
-      } else if (flag == "--storage-quota") {
-        options->storage_quota = to_number(flag, value());
-      } else if (flag == "--hotplug") {
-        options->hotplug = true;
-      } else if (flag == "--create-delay-ms") {
-        options->create_delay_ms = to_number(flag, value());
-      } else if (flag == "--delete-delay-ms") {
-        options->delete_delay_ms = to_number(flag, value());
-      } else if (flag == "--instance-delay-ms") {
-        options->instance_delay_ms = to_number(flag, value());
-      } else if (flag == "--async") {
-        options->async_mode = true;
-      } else if (flag == "--manual-clock") {
-        options->manual_clock = true;
-      } else if (flag == "--fault-seed") {
-        options->fault_seed = to_number(flag, value());
-      } else if (flag == "--fault") {
-        options->fault_rules.push_back(Faults::rule_from_flag(value()));
-      } else if (flag == "--idle-timeout-s") {
-        const uint64_t seconds = to_number(flag, value());
-        if (seconds < 1 || seconds > 86400)
-          throw std::invalid_argument("--idle-timeout-s must be between 1 and 86400");
-        options->idle_timeout_s = static_cast<unsigned>(seconds);
-      } else if (flag == "--reject-unknown-fields") {
-        options->reject_unknown_fields = true;
-      } else if (flag == "--guest-backing-dir") {
-        options->guest_backing_dir = value();
-      } else if (flag == "--guest-sysfs-root") {
-        options->guest_sysfs_root = value();
-      } else {
-        throw std::invalid_argument("unknown option " + flag + " (see --help)");
       }
+      read_flag(argc, argv, &i, options);
     }
-    if (options->token.rfind("oxide-token-", 0) != 0) {
-      throw std::invalid_argument(
-          "the token must start with \"oxide-token-\": the Oxide API ignores other tokens, so no "
-          "request could ever authenticate");
-    }
-    if (options->tls_cert_file.empty() != options->tls_key_file.empty()) {
-      throw std::invalid_argument("--tls-cert and --tls-key go together");
-    }
-    if (!options->guest_sysfs_root.empty() && options->guest_backing_dir.empty()) {
-      throw std::invalid_argument("--guest-sysfs-root needs --guest-backing-dir");
-    }
+    check_options(*options);
   } catch (const std::invalid_argument& problem) {
     std::fprintf(stderr, "oxide-sim: %s\n", problem.what());
     return ParseOutcome::kExitError;

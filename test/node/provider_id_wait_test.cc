@@ -4,13 +4,12 @@
 // so the test drives the waiting minute by minute without sleeping.
 #include "node/provider_id_wait.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <optional>
 
 #include "support/fake_kubernetes_api.h"
+#include "support/log_capture.h"
 #include "support/manual_clock.h"
 #include "util/log.h"
 
@@ -30,23 +29,9 @@ constexpr const char* kFlagLine =
 
 class ProviderIdWaitTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    fd_ = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    log::SetOutputFd(fd_);
-  }
-  void TearDown() override {
-    log::SetOutputFd(STDERR_FILENO);
-    close(fd_);
-  }
-
   // The wait for worker-1, reading the Node from the stand-in server on the test thread.
   ProviderIdWait& MakeWait(bool wait_flag) {
-    KubernetesApiOptions api{.host = api_.host(),
-                             .port = api_.port(),
-                             .credentials_dir = api_.credentials_dir(),
-                             .connect_timeout = 5s,
-                             .total_timeout = 5s};
-    api.attempts = 1;
+    const KubernetesApiOptions api = api_.ClientOptions();
     wait_ = std::make_unique<ProviderIdWait>(
         &clock_,
         ProviderIdWait::Options{.node_name = "worker-1", .wait_for_provider_id = wait_flag},
@@ -65,13 +50,7 @@ class ProviderIdWaitTest : public ::testing::Test {
   }
   static KubernetesNode Tainted() { return {.provider_id = "", .uninitialized = true}; }
 
-  std::string Log() const { return testing::ReadFile(dir_.File("log")); }
-  static int Count(const std::string& text, const std::string& part) {
-    int n = 0;
-    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
-      ++n;
-    return n;
-  }
+  std::string Log() const { return log_.Text(); }
   // The delays the wait asked for between reads (the report timer's 30 s left out).
   std::vector<std::chrono::milliseconds> ReadDelays() const {
     std::vector<std::chrono::milliseconds> delays;
@@ -81,8 +60,7 @@ class ProviderIdWaitTest : public ::testing::Test {
     return delays;
   }
 
-  testing::TempDir dir_;
-  int fd_ = -1;
+  testing::LogCapture log_;
   FakeKubernetesApi api_;
   testing::ManualClock clock_;
   std::unique_ptr<ProviderIdWait> wait_;
@@ -123,13 +101,13 @@ TEST_F(ProviderIdWaitTest, ReadsBackOffFromOneSecondToTenSeconds) {
 TEST_F(ProviderIdWaitTest, OneLineEveryThirtySecondsOfWaiting) {
   Answer("", true);
   MakeWait(false).Start(Tainted());
-  EXPECT_EQ(Count(Log(), kTaintLine), 1) << "the first line comes at once";
+  EXPECT_EQ(log_.Count(kTaintLine), 1) << "the first line comes at once";
   clock_.Advance(29s);
-  EXPECT_EQ(Count(Log(), kTaintLine), 1) << Log();
+  EXPECT_EQ(log_.Count(kTaintLine), 1) << Log();
   clock_.Advance(1s);
-  EXPECT_EQ(Count(Log(), kTaintLine), 2) << Log();
+  EXPECT_EQ(log_.Count(kTaintLine), 2) << Log();
   clock_.Advance(60s);
-  EXPECT_EQ(Count(Log(), kTaintLine), 4) << Log();
+  EXPECT_EQ(log_.Count(kTaintLine), 4) << Log();
   EXPECT_NE(Log().find("waited_seconds=90"), std::string::npos) << Log();
   EXPECT_FALSE(result_.has_value());
 }
@@ -141,7 +119,7 @@ TEST_F(ProviderIdWaitTest, TheFlagWaitsWithoutTheTaint) {
   clock_.Advance(5min);
   EXPECT_FALSE(result_.has_value()) << "the flag never settles for the name";
   EXPECT_TRUE(wait.waiting());
-  EXPECT_EQ(Count(Log(), kFlagLine), 11) << Log();  // at 0, 30 s, ... 300 s
+  EXPECT_EQ(log_.Count(kFlagLine), 11) << Log();  // at 0, 30 s, ... 300 s
   Answer(std::string("oxide://") + kUuid, false);
   ASSERT_TRUE(clock_.AdvanceToNextTimer());
   ASSERT_TRUE(result_.has_value() && result_->ok());
@@ -175,7 +153,7 @@ TEST_F(ProviderIdWaitTest, TheTaintGoneWithTheFlagKeepsWaiting) {
   Answer("", false);
   clock_.Advance(60s);
   EXPECT_FALSE(result_.has_value());
-  EXPECT_GE(Count(Log(), kFlagLine), 2) << "the lines now name the flag: " << Log();
+  EXPECT_GE(log_.Count(kFlagLine), 2) << "the lines now name the flag: " << Log();
 }
 
 TEST_F(ProviderIdWaitTest, FailedReadsKeepWaitingAndTheLineSaysWhy) {

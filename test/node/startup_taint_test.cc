@@ -3,9 +3,7 @@
 // HTTPS, real libcurl), checking the exact requests the plugin sends; and its retries
 // (node/startup_taint_removal.h) on a ManualClock with injected pass results, so the test drives
 // the backoff without sleeping.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <deque>
 #include <nlohmann/json.hpp>
@@ -15,6 +13,7 @@
 #include "node/startup_taint_steps.h"
 #include "recorded_exchange.h"
 #include "support/fake_kubernetes_api.h"
+#include "support/log_capture.h"
 #include "support/manual_clock.h"
 #include "util/log.h"
 
@@ -33,13 +32,7 @@ using testing::RecordedObject;
 class StartupTaintStepsTest : public ::testing::Test {
  protected:
   StatusOr<TaintStep> Pass() {
-    KubernetesApiOptions options{.host = api_.host(),
-                                 .port = api_.port(),
-                                 .credentials_dir = api_.credentials_dir(),
-                                 .connect_timeout = 5s,
-                                 .total_timeout = 5s};
-    options.attempts = 1;
-    return RemoveStartupTaintOnce(options, "worker-1", "csi.oxide.computer");
+    return RemoveStartupTaintOnce(api_.ClientOptions(), "worker-1", "csi.oxide.computer");
   }
   // "METHOD path" of each request so far.
   std::vector<std::string> Requests() const {
@@ -181,15 +174,6 @@ TEST(StartupTaintPatchTest, NoTaintNoPatchAndBadBodiesAreErrors) {
 
 class StartupTaintRemovalTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    fd_ = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    log::SetOutputFd(fd_);
-  }
-  void TearDown() override {
-    log::SetOutputFd(STDERR_FILENO);
-    close(fd_);
-  }
-
   // Each pass takes the next queued result (kNotRegistered when none is queued), at once, or
   // holds its completion when `hold_` is set.
   StartupTaintRemoval& Make() {
@@ -222,16 +206,9 @@ class StartupTaintRemovalTest : public ::testing::Test {
     }
     return delays;
   }
-  std::string Log() const { return testing::ReadFile(dir_.File("log")); }
-  static int Count(const std::string& text, const std::string& part) {
-    int n = 0;
-    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
-      ++n;
-    return n;
-  }
+  std::string Log() const { return log_.Text(); }
 
-  testing::TempDir dir_;
-  int fd_ = -1;
+  testing::LogCapture log_;
   testing::ManualClock clock_;
   std::deque<StatusOr<TaintStep>> results_;
   bool hold_ = false;
@@ -260,14 +237,13 @@ TEST_F(StartupTaintRemovalTest, WaitsForTheRegistrationBackingOffFromOneSecondTo
   EXPECT_EQ(PassDelays(),
             (std::vector<std::chrono::milliseconds>{1s, 2s, 4s, 8s, 10s, 10s, 10s, 10s}));
   EXPECT_EQ(removal.passes(), 8);  // at 0, 1, 3, 7, 15, 25, 35, 45 s
-  EXPECT_EQ(Count(Log(),
-                  "waiting for node-driver-registrar to register csi.oxide.computer on "
-                  "Node worker-1"),
+  EXPECT_EQ(log_.Count("waiting for node-driver-registrar to register csi.oxide.computer on "
+                       "Node worker-1"),
             1)
       << Log();
   // A minute on, one line says it still waits and what to look at.
   clock_.Advance(15s);
-  EXPECT_EQ(Count(Log(), "still waiting for node-driver-registrar"), 1) << Log();
+  EXPECT_EQ(log_.Count("still waiting for node-driver-registrar"), 1) << Log();
   EXPECT_NE(Log().find("kubectl get csinode worker-1"), std::string::npos) << Log();
   // Registered: the next pass removes the taint, and nothing is left running.
   results_ = {TaintStep::kRemoved};
@@ -311,14 +287,14 @@ TEST_F(StartupTaintRemovalTest, AFailureIsLoggedOnceWithWhatToDoAndRetriedNeverF
   clock_.Advance(59s);
   EXPECT_TRUE(removal.running());
   EXPECT_FALSE(finished_.has_value());
-  EXPECT_EQ(Count(Log(), forbidden), 1) << Log();  // not once per retry
+  EXPECT_EQ(log_.Count(forbidden), 1) << Log();  // not once per retry
   EXPECT_NE(Log().find("cannot remove the startup taint csi.oxide.computer/agent-not-ready from "
                        "Node worker-1 yet"),
             std::string::npos)
       << Log();
   clock_.Advance(1s);  // the minute's line repeats the last error
-  EXPECT_EQ(Count(Log(), "still cannot remove the startup taint from Node worker-1"), 1) << Log();
-  EXPECT_EQ(Count(Log(), forbidden), 2) << Log();
+  EXPECT_EQ(log_.Count("still cannot remove the startup taint from Node worker-1"), 1) << Log();
+  EXPECT_EQ(log_.Count(forbidden), 2) << Log();
 }
 
 TEST_F(StartupTaintRemovalTest, StopEndsTheRetriesAndAPassCompletingLaterDoesNothing) {

@@ -1,6 +1,9 @@
-// Ping, /v1/me, auth (401 before lookups), API-Version, routing errors, projects,
-// utilization, and the command line.
+// Ping, /v1/me, auth (401 before lookups), API-Version, routing errors (of the API and of the
+// control API), projects, utilization, and the command line.
+#include <array>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "sim_fixture.h"
 
@@ -106,6 +109,37 @@ TEST_F(BasicsTest, UnknownRouteAndMethod) {
                "Method Not Allowed");
   expect_error(api().post("/v1/ping", nlohmann::json::object()), 405, nullptr,
                "Method Not Allowed");
+}
+
+// The control API's routing table: an endpoint answers only its methods and path shapes; the
+// rest is a 404 naming the method and the endpoint (a sub-path too for /__sim/clock and
+// /__sim/auth, which tell their sub-paths apart themselves).
+TEST_F(BasicsTest, UnknownControlEndpointAndMethod) {
+  const std::vector<std::array<std::string, 3>> refused = {
+      {"POST", "/__sim/state", "POST /__sim/state"},
+      {"GET", "/__sim/instances", "GET /__sim/instances"},
+      {"POST", "/__sim/instances/node", "POST /__sim/instances"},
+      {"PUT", "/__sim/instances/node/device-order", "PUT /__sim/instances"},
+      {"POST", "/__sim/instances/node/start", "POST /__sim/instances"},
+      {"PUT", "/__sim/disks", "PUT /__sim/disks"},
+      {"GET", "/__sim/disks/pv", "GET /__sim/disks"},
+      {"PATCH", "/__sim/faults", "PATCH /__sim/faults"},
+      {"PUT", "/__sim/requests", "PUT /__sim/requests"},
+      {"GET", "/__sim/reset", "GET /__sim/reset"},
+      {"GET", "/__sim/nowhere", "GET /__sim/nowhere"},
+      {"GET", "/__sim/clock/advance", "GET /__sim/clock/advance"},
+      {"DELETE", "/__sim/auth/tokens", "DELETE /__sim/auth/tokens"},
+      {"GET", "/__sim/auth", "GET /__sim/auth"},
+  };
+  for (const auto& [method, path, named] : refused) {
+    Reply reply = api().request(method, path, std::nullopt);
+    EXPECT_EQ(reply.status, 404) << method << " " << path;
+    EXPECT_EQ(reply.json(), nlohmann::json({{"message", "no such control endpoint: " + named}}))
+        << method << " " << path;
+  }
+  EXPECT_EQ(api().get("/__sim/config").status, 200);
+  EXPECT_EQ(api().request("GET", "/__sim/state/anything", std::nullopt).status, 200);
+  EXPECT_EQ(api().request("DELETE", "/__sim/faults", std::nullopt).status, 200);
 }
 
 TEST_F(BasicsTest, ProjectViewByNameAndId) {

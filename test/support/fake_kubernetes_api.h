@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "node/kubernetes_api.h"
 #include "support/temp_dir.h"
 
 namespace oxide::testing {
@@ -68,6 +69,16 @@ class FakeKubernetesApi {
   std::string host() const { return "127.0.0.1"; }
   std::string port() const { return std::to_string(port_); }
   std::string credentials_dir() const { return dir_.File("serviceaccount"); }
+  // How a client reaches this server: its address and credentials, 5 s timeouts, one attempt.
+  node::KubernetesApiOptions ClientOptions() const {
+    node::KubernetesApiOptions options{.host = host(),
+                                       .port = port(),
+                                       .credentials_dir = credentials_dir(),
+                                       .connect_timeout = std::chrono::seconds(5),
+                                       .total_timeout = std::chrono::seconds(5)};
+    options.attempts = 1;
+    return options;
+  }
   // A service account directory whose ca.crt is another CA's (TLS must fail against it).
   std::string wrong_ca_credentials_dir() const { return dir_.File("other-serviceaccount"); }
 

@@ -1,42 +1,24 @@
 // Structured logging: one record per line, JSON and text, empty fields dropped, secrets redacted.
 #include "util/log.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cctype>
 #include <ctime>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
-#include "support/temp_dir.h"
+#include "support/log_capture.h"
 
 namespace oxide {
 namespace {
 
 class LogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    fd_ = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    log::SetOutputFd(fd_);
-  }
-  void TearDown() override {
-    log::SetOutputFd(STDERR_FILENO);
-    log::Configure(log::Level::kInfo, log::Format::kText);
-    close(fd_);
-  }
-  std::vector<std::string> Lines() {
-    std::istringstream in(testing::ReadFile(dir_.File("log")));
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);)
-      lines.push_back(line);
-    return lines;
-  }
-  testing::TempDir dir_;
-  int fd_ = -1;
+  void TearDown() override { log::Configure(log::Level::kInfo, log::Format::kText); }
+  std::vector<std::string> Lines() const { return log_.Lines(); }
+  testing::LogCapture log_;
 };
 
 TEST_F(LogTest, JsonRecordsAreOneParsableObjectPerLine) {
@@ -135,7 +117,7 @@ TEST_F(LogTest, RegisteredSecretsNeverReachTheLog) {
     log::Configure(log::Level::kDebug, format);
     log::Error("request failed with token " + secret, {{"header", "Bearer " + secret}});
   }
-  std::string all = testing::ReadFile(dir_.File("log"));
+  std::string all = log_.Text();
   EXPECT_EQ(all.find(secret), std::string::npos) << all;
   EXPECT_NE(all.find("[REDACTED]"), std::string::npos);
   EXPECT_EQ(log::Redact("x" + secret + "y" + secret), "x[REDACTED]y[REDACTED]");
@@ -157,7 +139,7 @@ TEST_F(LogTest, EachKindKeepsItsCurrentAndPreviousSecretOnly) {
   EXPECT_EQ(log::Redact(second + " " + third + " " + service_account),
             "[REDACTED] [REDACTED] [REDACTED]");
   log::Error("rotated", {{"old", second}, {"new", third}, {"sa", service_account}});
-  std::string all = testing::ReadFile(dir_.File("log"));
+  std::string all = log_.Text();
   EXPECT_EQ(all.find(second), std::string::npos) << all;
   EXPECT_EQ(all.find(third), std::string::npos) << all;
   EXPECT_EQ(all.find(service_account), std::string::npos) << all;
@@ -192,7 +174,7 @@ TEST_F(LogTest, RecordsWrittenDuringARotationHoldNoRegisteredToken) {
   done = true;
   a.join();
   b.join();
-  const std::string all = testing::ReadFile(dir_.File("log"));
+  const std::string all = log_.Text();
   for (const std::string& token : tokens)
     EXPECT_EQ(all.find(token), std::string::npos) << token;
   EXPECT_NE(all.find("[REDACTED]"), std::string::npos);
