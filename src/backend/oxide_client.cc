@@ -96,7 +96,7 @@ OxideClient::OxideClient(std::unique_ptr<HttpTransport> transport, std::string p
 OxideClient::~OxideClient() = default;
 
 Status OxideClient::Scrub(Status status) const {
-  // The token in use now, and every token the log knows (the ones used before a reload).
+  // The token in use now, and the ones the log knows: the current and the previous of each kind.
   const std::string& token = token_->value();
   std::string message = log::Redact(status.message());
   for (size_t at = message.find(token); !token.empty() && at != std::string::npos;

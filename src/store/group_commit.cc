@@ -80,16 +80,25 @@ uint64_t GroupCommit::Write(WriteStep write) {
 void GroupCommit::WriteAlone(WriteStep write, std::function<void(Status)> done) {
   affinity_.Check("GroupCommit::WriteAlone");
   SubmitOpenWrites();
+  // Waiters of this turn without writes wait for the callers' commits, never for this one.
+  std::vector<std::function<void(Status)>> waiting;
+  waiting.swap(open_.waiters);
   open_.writes.push_back(std::move(write));
   open_.waiters.push_back(std::move(done));
-  SubmitOpenWrites();
+  SubmitOpenWrites(/*alone=*/true);
+  for (auto& waiter : waiting)
+    WhenDurable(std::move(waiter));
 }
 
 void GroupCommit::WhenDurable(std::function<void(Status)> done) {
   affinity_.Check("GroupCommit::WhenDurable");
-  if (open_.writes.empty() && !submitted_.empty()) {
-    submitted_.back().waiters.push_back(std::move(done));
-    return;
+  if (open_.writes.empty()) {
+    // The newest callers' batch still running, if any; a WriteAlone batch is nobody's business.
+    for (auto batch = submitted_.rbegin(); batch != submitted_.rend(); ++batch) {
+      if (batch->alone) continue;
+      batch->waiters.push_back(std::move(done));
+      return;
+    }
   }
   open_.waiters.push_back(std::move(done));
   Arm();
@@ -129,8 +138,9 @@ void GroupCommit::SubmitOpenBatch() {
   }
 }
 
-void GroupCommit::SubmitOpenWrites() {
+void GroupCommit::SubmitOpenWrites(bool alone) {
   if (open_.writes.empty()) return;
+  open_.alone = alone;
   if (submitted_.empty()) uv_ref(reinterpret_cast<uv_handle_t*>(committed_));
   open_.submitted_ms = now_ms_();
   WriteBatch batch;

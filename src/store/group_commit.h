@@ -67,8 +67,8 @@ class GroupCommit {
   // with the batch's outcome.
   void WriteAlone(WriteStep write, std::function<void(Status)> done);
   // Runs `done` once everything written so far is durable (OK) or failed to commit. Without
-  // writes of this turn it waits for the newest commit still running, or, when none is, runs at
-  // the end of this loop turn with OK.
+  // writes of this turn it waits for the newest commit of callers' writes still running (never a
+  // WriteAlone batch), or, when none is, runs at the end of this loop turn with OK.
   void WhenDurable(std::function<void(Status)> done);
   // `listener` is called for every batch, in order, once its outcome is known (before the
   // batch's WhenDurable callbacks). Returns an id for RemoveBatchListener. Not checked: stores
@@ -108,14 +108,15 @@ class GroupCommit {
  private:
   friend class BatchListener;  // flushes from its destructor (FlushPending)
 
-  // Hands the open batch to the store thread when it holds writes.
-  void SubmitOpenWrites();
+  // Hands the open batch to the store thread when it holds writes; `alone`: WriteAlone's.
+  void SubmitOpenWrites(bool alone = false);
 
   struct Batch {
     uint64_t seq = 0;
     uint64_t submitted_ms = 0;  // now_ms_() when handed to the store thread
     std::vector<WriteStep> writes;
     std::vector<std::function<void(Status)>> waiters;
+    bool alone = false;  // WriteAlone's batch: no waiter without writes attaches to it
   };
 
   static void OnPrepare(uv_prepare_t* handle);

@@ -99,6 +99,27 @@ TEST_F(JournalPrunerTest, AFailingStepFailsNoCallersWriteOfTheSameTurn) {
   EXPECT_TRUE(db_->last_commit().ok()) << "a failed step is no failed commit";
 }
 
+TEST_F(JournalPrunerTest, AFailingStepFailsNoWaiterWithoutWritesOfTheSameTurn) {
+  FinishMany(static_cast<int>(kKeep + kBatch));
+  pruner_->Start();
+  ASSERT_EQ(sqlite3_exec(db_->handle(),
+                         "CREATE TRIGGER refuse_prune BEFORE DELETE ON operations BEGIN "
+                         "SELECT RAISE(ABORT, 'injected: the prune step fails'); END;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  std::optional<Status> before_step;
+  std::optional<Status> after_step;
+  commit_->WhenDurable([&](Status committed) { before_step = committed; });
+  ASSERT_TRUE(clock_.AdvanceToNextTimer());  // the step writes its DELETE in this turn
+  commit_->WhenDurable([&](Status committed) { after_step = committed; });
+  Durable();
+  ASSERT_TRUE(before_step.has_value());
+  ASSERT_TRUE(after_step.has_value());
+  EXPECT_TRUE(before_step->ok()) << before_step->ToString();
+  EXPECT_TRUE(after_step->ok()) << after_step->ToString();
+  EXPECT_EQ(pruner_->steps(), 0U) << "the step itself failed";
+}
+
 TEST_F(JournalPrunerTest, KeepsTheNewestFinishedAndUnfinishedEntriesInBoundedSteps) {
   // Three entries that never finish, among 150 finished ones.
   int64_t pending[3];

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "util/log.h"
@@ -11,6 +13,10 @@ namespace oxide::testing {
 
 LogCapture::LogCapture() {
   fd_ = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd_ < 0) {
+    std::perror("LogCapture: cannot open its log file");
+    std::abort();
+  }
   log::SetOutputFd(fd_);
 }
 
