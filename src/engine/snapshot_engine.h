@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "backend/oxide_client.h"
+#include "engine/journal_entry.h"
 #include "engine/operation_tracker.h"
 #include "engine/snapshot_upload_tracker.h"
 #include "loop/delayed_tasks.h"
 #include "loop/loop_affinity.h"
 #include "store/group_commit.h"
 #include "store/snapshot_store.h"
-#include "store/volume_store.h"
+#include "store/journal.h"
 
 namespace oxide::engine {
 
@@ -40,7 +41,7 @@ struct SnapshotEngineOptions {
 
 class SnapshotEngine {
  public:
-  SnapshotEngine(Clock* clock, backend::OxideClient* oxide, store::VolumeStore* journal,
+  SnapshotEngine(Clock* clock, backend::OxideClient* oxide, store::Journal* journal,
                  store::SnapshotStore* snapshots, store::GroupCommit* commit,
                  SnapshotEngineOptions options = {});
   ~SnapshotEngine();
@@ -99,12 +100,16 @@ class SnapshotEngine {
   void AnswerAccepted(const AnswerPtr& answer, const SnapshotResult& accepted);
   void AnswerWhenVisible(const AnswerPtr& answer);
 
-  void RecoverEntry(const store::OperationRow& entry, std::chrono::milliseconds retry_delay);
-  void CloseEntry(int64_t id, const std::string& key, const char* state, const std::string& note);
+  void RecoverEntry(const JournalEntry& entry, std::chrono::milliseconds retry_delay);
+  // What Oxide reports of the entry's snapshot settles the entry.
+  void RecoverFromReport(const JournalEntry& entry, std::chrono::milliseconds retry_delay,
+                         StatusOr<backend::Snapshot> found);
+  // Closes the entry (CloseRecoveredEntry) and answers its key.
+  void CloseEntry(const JournalEntry& entry, const char* state, const std::string& note);
 
   Clock* clock_;
   backend::OxideClient* oxide_;
-  store::VolumeStore* journal_;
+  store::Journal* journal_;
   store::SnapshotStore* snapshots_;
   store::GroupCommit* commit_;
   SnapshotEngineOptions options_;

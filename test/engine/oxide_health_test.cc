@@ -1,4 +1,4 @@
-// The controller's view of Oxide health (engine/oxide_credentials_check.h) on the ManualClock:
+// The controller's view of Oxide health (engine/oxide_health.h) on the ManualClock:
 // the real Oxide client against the real oxide-sim, which the tests stop, start again on the same
 // port and switch to other tokens. Time moves only when a test says, so the grace and the backoff
 // are checked to the millisecond, and a 30-minute outage takes no longer than a short one.
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "backend_fixture.h"
-#include "engine/oxide_credentials_check.h"
+#include "engine/oxide_health.h"
 #include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
@@ -25,7 +25,7 @@ namespace {
 
 using backend_test::Status;
 using backend_test::StatusCode;
-using oxide::engine::OxideCredentialsCheck;
+using oxide::engine::OxideHealth;
 using oxide::engine::Rfc3339Utc;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
@@ -70,7 +70,7 @@ class OxideHealthTest : public backend_test::BackendTest {
   }
 
   void StartCheck(milliseconds grace = seconds(60)) {
-    check_ = std::make_unique<OxideCredentialsCheck>(&clock(), &client(), grace);
+    check_ = std::make_unique<OxideHealth>(&clock(), &client(), grace);
     check_->Start();
     ASSERT_TRUE(RunUntilIdle());
   }
@@ -109,7 +109,7 @@ class OxideHealthTest : public backend_test::BackendTest {
   int port_ = 0;
   std::string log_path_;
   int log_fd_ = -1;
-  std::unique_ptr<OxideCredentialsCheck> check_;
+  std::unique_ptr<OxideHealth> check_;
 };
 
 TEST_F(OxideHealthTest, EveryGaugeReadsOneWhenOxideAcceptsTheTokenAndTheProjectExists) {
@@ -149,7 +149,7 @@ TEST_F(OxideHealthTest, AThirtyMinuteOutageShowsOnBothGaugesAtTheGraceWithOneRec
 
   // No call arrives: the check's own retries notice Oxide is back within the backoff cap.
   StartSimAgain();
-  Elapse(OxideCredentialsCheck::kMaxBackoff);
+  Elapse(OxideHealth::kMaxBackoff);
   EXPECT_EQ(ApiUp(), 1);
   EXPECT_EQ(TokenValid(), 1);
   const std::vector<nlohmann::json> recovered = Records("info", kAnswersAgain);
@@ -211,7 +211,7 @@ TEST_F(OxideHealthTest, ATokenNeverCheckedBecauseOxideWasDownIsCheckedOnceItAnsw
   Elapse(seconds(10));  // the first check and a few rechecks find no Oxide
   EXPECT_EQ(TokenValid(), 1) << "unverified, inside the grace";
   StartSimAgain({"--token", kOtherToken});
-  Elapse(OxideCredentialsCheck::kMaxBackoff);
+  Elapse(OxideHealth::kMaxBackoff);
   EXPECT_EQ(ApiUp(), 1);
   EXPECT_EQ(TokenValid(), 0);
   const std::vector<nlohmann::json> errors = Records("error");
@@ -242,7 +242,7 @@ TEST_F(OxideHealthTest, AConfirmed401ZeroesTheTokenGaugeOnceUntilOxideAcceptsThe
   Elapse(seconds(120));  // rechecks go on, backing off to the cap
   EXPECT_EQ(Records("error", kRejected).size(), 1u) << "once, not per check:\n" << Log();
   AcceptTokens({sim_test::SimProcess::kToken});
-  Elapse(OxideCredentialsCheck::kMaxBackoff);
+  Elapse(OxideHealth::kMaxBackoff);
   EXPECT_EQ(TokenValid(), 1);
   EXPECT_EQ(Records("info", kAcceptedAgain).size(), 1u) << Log();
   EXPECT_EQ(Records("error").size(), 1u) << Log();
