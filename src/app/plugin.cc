@@ -179,7 +179,8 @@ int RunPlugin(const Settings& settings) {
     // Bounded state: finished journal entries beyond 24 h or the newest 10,000 are deleted while
     // running, and the file is compacted in idle time (store/journal_pruner.h).
     journal_pruner = std::make_unique<store::JournalPruner>(&clock, commit.get());
-    volumes->journal().SetFinishListener([pruner = journal_pruner.get()] { pruner->NoteFinished(); });
+    volumes->journal().SetFinishListener(
+        [pruner = journal_pruner.get()] { pruner->NoteFinished(); });
     snapshot_rows = std::make_unique<store::SnapshotStore>(db, commit.get());
     for (const Status* loaded : {&volumes->load_status(), &snapshot_rows->load_status()}) {
       if (!loaded->ok()) {
@@ -187,13 +188,13 @@ int RunPlugin(const Settings& settings) {
         return 2;
       }
     }
-    snapshot_engine = std::make_unique<engine::SnapshotEngine>(&clock, oxide.get(), &volumes->journal(),
-                                                               snapshot_rows.get(), commit.get());
+    snapshot_engine = std::make_unique<engine::SnapshotEngine>(
+        &clock, oxide.get(), &volumes->journal(), snapshot_rows.get(), commit.get());
     controller = std::make_unique<csi_adapter::ControllerService>(
         settings, oxide.get(), volume_engine.get(), snapshot_engine.get());
     controller->Register(handlers);
-    credentials = std::make_unique<engine::OxideHealth>(&clock, oxide.get(),
-                                                                  settings.probe_oxide_grace);
+    credentials =
+        std::make_unique<engine::OxideHealth>(&clock, oxide.get(), settings.probe_oxide_grace);
     // Clones' temporary snapshots a replaced replica left behind (docs/replicas.md).
     clone_sweep = std::make_unique<engine::CloneSnapshotSweep>(
         &clock, oxide.get(), &volumes->journal(),

@@ -30,8 +30,8 @@ std::string DiskTypeOf(const Disk& disk) {
 StatusOr<store::VolumeRow> RowAfterReport(const Disk& disk, const std::string& co_name,
                                           VolumeRowState from) {
   const bool held = IsAttachedOrAttaching(disk);
-  StatusOr<VolumeRowState> next =
-      NextState(from, held ? VolumeEvent::kOxideReportsAttached : VolumeEvent::kOxideReportsDetached);
+  StatusOr<VolumeRowState> next = NextState(
+      from, held ? VolumeEvent::kOxideReportsAttached : VolumeEvent::kOxideReportsDetached);
   if (!next.ok()) return next.status();
   if (!next->has_value()) return Internal("the state table dropped the row of a disk Oxide has");
   store::VolumeRow row{.disk_name = disk.name,

@@ -519,8 +519,7 @@ Status NodeVolumeEngine::PublishRefusal(const PublishSpec& spec,
   }
   if (existing && existing->state == store::kPublished) {
     if (existing->volume_id != volume_id) {
-      return AlreadyExists("target_path " + target + " is in use by volume " +
-                           existing->volume_id);
+      return AlreadyExists("target_path " + target + " is in use by volume " + existing->volume_id);
     }
     if (existing->capability != spec.access.key || existing->readonly != spec.readonly) {
       return AlreadyExists("volume " + volume_id + " is already published at " + target +

@@ -33,9 +33,8 @@ std::string Rfc3339Utc(int64_t wall_ms) {
   return text;
 }
 
-OxideHealth::OxideHealth(Clock* clock, backend::OxideClient* oxide,
-                                             std::chrono::milliseconds grace,
-                                             std::chrono::milliseconds period)
+OxideHealth::OxideHealth(Clock* clock, backend::OxideClient* oxide, std::chrono::milliseconds grace,
+                         std::chrono::milliseconds period)
     : clock_(clock), oxide_(oxide), grace_(grace), period_(period) {
   oxide_->token().set_observer(this);
   oxide_->set_answer_observer(this);

@@ -36,8 +36,8 @@ class OxideHealth : public backend::TokenObserver, public backend::AnswerObserve
   static constexpr std::chrono::milliseconds kMaxBackoff{30000};
 
   OxideHealth(Clock* clock, backend::OxideClient* oxide,
-                        std::chrono::milliseconds grace = std::chrono::seconds(60),
-                        std::chrono::milliseconds period = std::chrono::minutes(1));
+              std::chrono::milliseconds grace = std::chrono::seconds(60),
+              std::chrono::milliseconds period = std::chrono::minutes(1));
   ~OxideHealth() override;
   OxideHealth(const OxideHealth&) = delete;
   OxideHealth& operator=(const OxideHealth&) = delete;

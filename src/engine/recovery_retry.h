@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "loop/delayed_tasks.h"
 #include "engine/journal_entry.h"
+#include "loop/delayed_tasks.h"
 #include "store/journal.h"
 #include "util/status.h"
 

@@ -18,7 +18,6 @@ namespace {
 using backend::Snapshot;
 using nlohmann::json;
 
-
 std::string Quoted(const std::string& text) {
   return json(text).dump();
 }
@@ -71,9 +70,9 @@ struct SnapshotEngine::Answer {
   }
 };
 
-SnapshotEngine::SnapshotEngine(Clock* clock, backend::OxideClient* oxide,
-                               store::Journal* journal, store::SnapshotStore* snapshots,
-                               store::GroupCommit* commit, SnapshotEngineOptions options)
+SnapshotEngine::SnapshotEngine(Clock* clock, backend::OxideClient* oxide, store::Journal* journal,
+                               store::SnapshotStore* snapshots, store::GroupCommit* commit,
+                               SnapshotEngineOptions options)
     : clock_(clock),
       oxide_(oxide),
       journal_(journal),
@@ -286,8 +285,8 @@ void SnapshotEngine::Delete(const std::string& snapshot_id, SnapshotWaiter done)
       BasicOperationTracker<SnapshotResult>::Admission::kStart) {
     return;
   }
-  const int64_t op_id = journal_->BeginOperation(
-      OperationKindName(OperationKind::kSnapshotDelete), snapshot_id, "{}");
+  const int64_t op_id = journal_->BeginOperation(OperationKindName(OperationKind::kSnapshotDelete),
+                                                 snapshot_id, "{}");
   commit_->WhenDurable([this, alive = alive_, snapshot_id, op_id](Status journaled) {
     if (!*alive) return;
     if (!journaled.ok()) return tracker_.Finish(snapshot_id, journaled);

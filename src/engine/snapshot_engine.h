@@ -20,8 +20,8 @@
 #include "loop/delayed_tasks.h"
 #include "loop/loop_affinity.h"
 #include "store/group_commit.h"
-#include "store/snapshot_store.h"
 #include "store/journal.h"
+#include "store/snapshot_store.h"
 
 namespace oxide::engine {
 

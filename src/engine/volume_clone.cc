@@ -38,30 +38,30 @@ void VolumeEngine::CloneSnapshotAnswered(const JobPtr& job, StatusOr<Snapshot> c
   // Taken before (an earlier attempt) or unknown: the snapshot itself says.
   oxide_->GetSnapshot(job->temp_snapshot,
                       [this, alive = alive_, job, error](StatusOr<Snapshot> found) {
-                        if (!*alive) return;
-                        if (!found.ok()) {
-                          return Revert(job, found.status().code() == StatusCode::kNotFound
-                                                 ? error
-                                                 : found.status());
-                        }
-                        if (found->disk_id != job->spec.clone_source) {
-                          // Left by an attempt to clone another volume under this name: Revert
-                          // deletes it.
-                          return Revert(job, Unavailable("a temporary snapshot of volume " +
-                                                         found->disk_id +
-                                                         " was in the way of this clone; it is "
-                                                         "being removed, retry"));
-                        }
-                        CreateFromCloneSnapshot(job, *found, options_.poll_first);
+                        if (*alive) CloneSnapshotFound(job, error, std::move(found));
                       });
+}
+
+void VolumeEngine::CloneSnapshotFound(const JobPtr& job, const Status& create_error,
+                                      StatusOr<Snapshot> found) {
+  if (!found.ok()) {
+    return Revert(job,
+                  found.status().code() == StatusCode::kNotFound ? create_error : found.status());
+  }
+  if (found->disk_id != job->spec.clone_source) {
+    // Left by an attempt to clone another volume under this name: Revert deletes it.
+    return Revert(job, Unavailable("a temporary snapshot of volume " + found->disk_id +
+                                   " was in the way of this clone; it is being removed, retry"));
+  }
+  CreateFromCloneSnapshot(job, *found, options_.poll_first);
 }
 
 void VolumeEngine::CreateFromCloneSnapshot(const JobPtr& job, const Snapshot& snapshot,
                                            std::chrono::milliseconds delay) {
   if (snapshot.state == backend::SnapshotStatus::kFaulted) {
-    return Revert(job, Internal("Oxide reports the temporary snapshot " + snapshot.name +
-                                " of volume " + job->spec.clone_source +
-                                " faulted; retry the clone"));
+    return Revert(job,
+                  Internal("Oxide reports the temporary snapshot " + snapshot.name + " of volume " +
+                           job->spec.clone_source + " faulted; retry the clone"));
   }
   if (snapshot.state != backend::SnapshotStatus::kReady) {
     if (clock_->Now() >= job->give_up) {

@@ -191,11 +191,11 @@ void VolumeEngine::OxideReportsCreated(const JobPtr& job, const Disk& disk) {
     return Complete(job, refused, kJournalFailed, *row);
   }
   if (std::string mismatch = RequestMismatch(spec, disk); !mismatch.empty()) {
-    return Complete(job,
-                    AlreadyExists("CSI volume " + json(spec.co_name).dump() +
-                                  " already exists as Oxide disk " + disk.name +
-                                  " and does not match this request: " + mismatch),
-                    kJournalFailed, *row);
+    return Complete(
+        job,
+        AlreadyExists("CSI volume " + json(spec.co_name).dump() + " already exists as Oxide disk " +
+                      disk.name + " and does not match this request: " + mismatch),
+        kJournalFailed, *row);
   }
   if (!job->vanished_volume_id.empty() && job->vanished_volume_id != disk.id) {
     log::Warn("re-creating volume: its earlier disk vanished from Oxide",

@@ -1,8 +1,12 @@
 // The controller's volume operations: create, delete, publish (attach) and unpublish (detach) an
-// Oxide disk, each journaled before Oxide is asked and closed after Oxide confirms, with the
-// per-volume state machine recorded in the store. Calls for a volume that is busy join or are
-// refused (OperationTracker); operations run to the end even when their RPC has given up. At
-// start, RecoverUnfinished() reconciles every open journal entry with Oxide. Loop thread only.
+// Oxide disk, each journaled (store::Journal) before Oxide is asked and closed after Oxide
+// confirms, with the per-volume state machine recorded in the store. Each operation is a chain of
+// named steps, one Oxide request or one commit each, in a file of its own (volume_create.cc,
+// volume_clone.cc, volume_delete.cc, volume_publish.cc, volume_unpublish.cc; recovery in
+// volume_recovery.cc; the job's frame and shared steps in volume_engine.cc). Calls for a volume
+// that is busy join or are refused (OperationTracker); operations run to the end even when their
+// RPC has given up. At start, RecoverUnfinished() reconciles every open journal entry with Oxide.
+// Loop thread only.
 #pragma once
 
 #include <uv.h>
@@ -118,6 +122,9 @@ class VolumeEngine {
   // disk from it; Complete() deletes the temporary snapshot before anyone is answered ----
   void TakeCloneSnapshot(const JobPtr& job);
   void CloneSnapshotAnswered(const JobPtr& job, StatusOr<backend::Snapshot> created);
+  // The POST's outcome was unknown or "already exists": the snapshot Oxide has under the name.
+  void CloneSnapshotFound(const JobPtr& job, const Status& create_error,
+                          StatusOr<backend::Snapshot> found);
   void CreateFromCloneSnapshot(const JobPtr& job, const backend::Snapshot& snapshot,
                                std::chrono::milliseconds delay);
   void DropTemporarySnapshot(const std::string& name, Clock::TimePoint give_up,

@@ -82,9 +82,9 @@ void VolumeEngine::AttachSettled(const JobPtr& job, StatusOr<Disk> disk) {
     if (Status refused = RefusalToAttach(*disk, job->node); !refused.ok()) {
       return Revert(job, refused);
     }
-    return Revert(job, Unavailable("Oxide accepted the attach of disk " + disk->name +
-                                   " to instance " + job->node + " but reports it " +
-                                   StatusText(*disk) + "; retry"));
+    return Revert(job,
+                  Unavailable("Oxide accepted the attach of disk " + disk->name + " to instance " +
+                              job->node + " but reports it " + StatusText(*disk) + "; retry"));
   }
   StatusOr<store::VolumeRow> published =
       RowAfterReport(*disk, job->before->co_name, VolumeState::kPublishing);

@@ -153,17 +153,17 @@ void VolumeEngine::FinishRecovery(const JournalEntry& entry, const char* journal
   if (!entry.temp_snapshot.empty()) {
     JournalEntry without = entry;
     without.temp_snapshot.clear();
-    return DropTemporarySnapshot(entry.temp_snapshot, clock_->Now() + options_.operation_limit,
-                                 options_.poll_first, [this, without, journal_state, row] {
-                                   FinishRecovery(without, journal_state, row);
-                                 });
+    return DropTemporarySnapshot(
+        entry.temp_snapshot, clock_->Now() + options_.operation_limit, options_.poll_first,
+        [this, without, journal_state, row] { FinishRecovery(without, journal_state, row); });
   }
   if (row) store_->Put(*row);
   const std::string& key = entry.subject;
   std::string volume_id = row ? row->volume_id : "";
   if (volume_id == key) volume_id.clear();  // already the key field (KeyField)
   RecoveryCloseLog log{
-      .not_recorded = "could not record the reconciliation of an unfinished operation; trying again",
+      .not_recorded =
+          "could not record the reconciliation of an unfinished operation; trying again",
       .reconciled = "reconciled an unfinished operation",
       .key_field = KeyField(entry),
       .volume_id = std::move(volume_id),

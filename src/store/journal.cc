@@ -5,7 +5,7 @@
 namespace oxide::store {
 namespace {
 
-constexpr const char* kOperationColumns = "id, kind, volume, args, state, outcome, started_ms";
+constexpr const char* kOperationColumns = "id, kind, volume, args, started_ms";
 
 }  // namespace
 
@@ -36,9 +36,7 @@ void Journal::Load(sqlite3* db) {
                      .kind = operations.ColumnText(1),
                      .subject = operations.ColumnText(2),
                      .args = operations.ColumnText(3),
-                     .state = operations.ColumnText(4),
-                     .outcome = operations.ColumnText(5),
-                     .started_ms = operations.ColumnInt(6)};
+                     .started_ms = operations.ColumnInt(4)};
     const int64_t id = row.id;
     unfinished_.Load(id, std::move(row));
   }
@@ -61,8 +59,6 @@ int64_t Journal::BeginOperation(const std::string& kind, const std::string& subj
                    .kind = kind,
                    .subject = subject,
                    .args = args,
-                   .state = "pending",
-                   .outcome = "",
                    .started_ms = wall_ms_()};
   uint64_t batch = commit_->Write([this, row](sqlite3* db) {
     return begin_op_.Bind(1, row.id)

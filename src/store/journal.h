@@ -22,15 +22,15 @@
 
 namespace oxide::store {
 
+// An unfinished entry (its state is `pending` and it has no outcome yet: only those are kept in
+// memory; the database keeps the state and outcome of finished ones).
 struct OperationRow {
   int64_t id = 0;
   std::string kind;  // create, delete, publish, unpublish, snapshot_create, snapshot_delete
   // What the entry is about: the disk name for create, the snapshot name for snapshot_create,
   // the snapshot id for snapshot_delete, the volume id otherwise (SQLite column `volume`).
   std::string subject;
-  std::string args;   // JSON: what recovery needs to finish the operation
-  std::string state;  // pending, done, failed, rolled_back
-  std::string outcome;
+  std::string args;        // JSON: what recovery needs to finish the operation
   int64_t started_ms = 0;  // wall time the entry was journaled (the store's wall_ms clock)
 };
 

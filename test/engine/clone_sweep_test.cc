@@ -94,7 +94,8 @@ TEST_F(CloneSweepTest, DeletesOnlyStaleTemporaryCloneSnapshotsNoEntryNames) {
   AgeSimulator(11min);
   const std::string young = TakeCloneSnapshot("pvc-young");
 
-  CloneSnapshotSweep sweep(&clock(), &client(), &store_->journal(), {.max_age = 10min, .period = 1min});
+  CloneSnapshotSweep sweep(&clock(), &client(), &store_->journal(),
+                           {.max_age = 10min, .period = 1min});
   CloneSnapshotSweep::Result result = SweepOnce(sweep);
   EXPECT_TRUE(result.listed);
   EXPECT_EQ(result.seen, 3u) << "the three temporary clone snapshots, not the others";
@@ -122,7 +123,8 @@ TEST_F(CloneSweepTest, DeletesOnlyStaleTemporaryCloneSnapshotsNoEntryNames) {
 TEST_F(CloneSweepTest, SweepsAtStartThenEveryPeriodOnTheInjectedClock) {
   const std::string left_before_start = TakeCloneSnapshot("pvc-left-before");
   AgeSimulator(30min);
-  CloneSnapshotSweep sweep(&clock(), &client(), &store_->journal(), {.max_age = 10min, .period = 1min});
+  CloneSnapshotSweep sweep(&clock(), &client(), &store_->journal(),
+                           {.max_age = 10min, .period = 1min});
   sweep.Start();
   ASSERT_TRUE(RunWithoutTime([&] { return sweep.sweeps() == 1; }));
   EXPECT_FALSE(Exists(left_before_start)) << "the start-up sweep deleted it";

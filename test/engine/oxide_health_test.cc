@@ -5,6 +5,8 @@
 // What is checked is what an operator sees: the gauges oxide_csi_oxide_api_up, _token_valid and
 // _project_found, and the log records (one error when a thing goes bad, one info when it is
 // well again). Probe no longer reads this view at all (its integration test: probe_test.cc).
+#include "engine/oxide_health.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -16,7 +18,6 @@
 #include <vector>
 
 #include "backend_fixture.h"
-#include "engine/oxide_health.h"
 #include "metrics/plugin_metrics.h"
 #include "util/log.h"
 

@@ -63,7 +63,7 @@ class SnapshotEngineTest : public backend_test::BackendTest {
     db_ = std::move(*opened);
     commit_ = std::make_unique<oxide::store::GroupCommit>(loop(), db_.get());
     journal_ = std::make_unique<oxide::store::Journal>(db_.get(), commit_.get(),
-                                                           [this] { return clock().WallMillis(); });
+                                                       [this] { return clock().WallMillis(); });
     snapshots_ = std::make_unique<oxide::store::SnapshotStore>(db_.get(), commit_.get());
     SnapshotEngineOptions options;
     options.uploads.first = 100ms;

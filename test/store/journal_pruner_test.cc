@@ -87,7 +87,8 @@ TEST_F(JournalPrunerTest, AFailingStepFailsNoCallersWriteOfTheSameTurn) {
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
   ASSERT_TRUE(clock_.AdvanceToNextTimer());  // the step writes its DELETE in this turn...
-  const int64_t id = store_->journal().BeginOperation("create", "disk-same-turn", "{}");  // ...and a caller
+  const int64_t id =
+      store_->journal().BeginOperation("create", "disk-same-turn", "{}");  // ...and a caller
   std::optional<Status> callers;
   commit_->WhenDurable([&](Status committed) { callers = committed; });
   Durable();
@@ -184,7 +185,8 @@ TEST_F(JournalPrunerTest, TheFileShrinksAndTheWalIsTruncatedAfterPruning) {
 }
 
 TEST_F(JournalPrunerTest, ARestartAfterPruningFindsTheUnfinishedEntriesAndNewIds) {
-  const int64_t open_entry = store_->journal().BeginOperation("publish", "vol-open", "{\"node\":\"n1\"}");
+  const int64_t open_entry =
+      store_->journal().BeginOperation("publish", "vol-open", "{\"node\":\"n1\"}");
   FinishMany(kKeep + 3 * kBatch);
   pruner_->Start();
   RunUntilIdle();
