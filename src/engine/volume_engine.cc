@@ -37,6 +37,14 @@ VolumeEngine::JobPtr VolumeEngine::StartJob(const std::string& key, OperationKin
   return job;
 }
 
+VolumeEngine::JobPtr VolumeEngine::StartNodeJob(const std::string& volume_id, OperationKind kind,
+                                                const std::string& node,
+                                                std::optional<store::VolumeRow> before) {
+  JobPtr job = StartJob(volume_id, kind, NodeArgs(node), std::move(before));
+  job->node = node;
+  return job;
+}
+
 void VolumeEngine::AfterCommit(const JobPtr& job, std::function<void()> next) {
   commit_->WhenDurable([this, alive = alive_, job, next = std::move(next)](Status committed) {
     if (!*alive) return;

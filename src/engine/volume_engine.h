@@ -99,6 +99,9 @@ class VolumeEngine {
   // ---- the job's frame (volume_engine.cc) ----
   JobPtr StartJob(const std::string& key, OperationKind kind, const std::string& args,
                   std::optional<store::VolumeRow> before);
+  // A publish's or an unpublish's job: journals `node` as its argument and keeps it.
+  JobPtr StartNodeJob(const std::string& volume_id, OperationKind kind, const std::string& node,
+                      std::optional<store::VolumeRow> before);
   // Runs `next` once the job's writes are durable; answers the job's error when they are not.
   void AfterCommit(const JobPtr& job, std::function<void()> next);
   // Closes the journal entry, records `row` (or removes the volume when nullopt) and answers

@@ -27,9 +27,7 @@ void VolumeEngine::Publish(const std::string& volume_id, const std::string& node
                           : VolumeState::kCreating;
   if (row && IsStable(state)) {
     if (!HoldAlso(volume_id, row->disk_name)) return;
-    JobPtr job = StartJob(volume_id, OperationKind::kPublish, NodeArgs(node_id), std::move(row));
-    job->node = node_id;
-    return RequestAttach(job);
+    return RequestAttach(StartNodeJob(volume_id, OperationKind::kPublish, node_id, std::move(row)));
   }
   Observe(volume_id, [this, volume_id, node_id](StatusOr<Disk> disk,
                                                 std::optional<store::VolumeRow> observed) {
@@ -37,10 +35,7 @@ void VolumeEngine::Publish(const std::string& volume_id, const std::string& node
     if (Status refused = RefusalToAttach(*disk, node_id); !refused.ok()) {
       return tracker_.Finish(volume_id, refused);
     }
-    JobPtr job =
-        StartJob(volume_id, OperationKind::kPublish, NodeArgs(node_id), std::move(observed));
-    job->node = node_id;
-    RequestAttach(job);
+    RequestAttach(StartNodeJob(volume_id, OperationKind::kPublish, node_id, std::move(observed)));
   });
 }
 

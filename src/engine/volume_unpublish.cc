@@ -26,9 +26,8 @@ void VolumeEngine::Unpublish(const std::string& volume_id, const std::string& no
   bool stable = row && IsStable(VolumeStateFromName(row->state).value_or(VolumeState::kCreating));
   if (stable && !node_id.empty()) {
     if (!HoldAlso(volume_id, row->disk_name)) return;
-    JobPtr job = StartJob(volume_id, OperationKind::kUnpublish, NodeArgs(node_id), std::move(row));
-    job->node = node_id;
-    return RequestDetach(job);
+    return RequestDetach(
+        StartNodeJob(volume_id, OperationKind::kUnpublish, node_id, std::move(row)));
   }
   Observe(volume_id, [this, volume_id, node_id](StatusOr<Disk> disk,
                                                 std::optional<store::VolumeRow> observed) {
@@ -53,10 +52,7 @@ void VolumeEngine::UnpublishObserved(const std::string& volume_id, const std::st
     case DetachStep::kDetach:
       break;
   }
-  JobPtr job =
-      StartJob(volume_id, OperationKind::kUnpublish, NodeArgs(holder), std::move(observed));
-  job->node = std::move(holder);
-  RequestDetach(job);
+  RequestDetach(StartNodeJob(volume_id, OperationKind::kUnpublish, holder, std::move(observed)));
 }
 
 void VolumeEngine::RequestDetach(const JobPtr& job) {
