@@ -1,7 +1,5 @@
 #include "store/volume_store.h"
 
-#include <chrono>
-
 namespace oxide::store {
 namespace {
 
@@ -9,12 +7,6 @@ constexpr const char* kVolumeColumns =
     "disk_name, ifnull(volume_id, ''), co_name, size, block_size, state, node_id";
 
 }  // namespace
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit, std::function<int64_t()> wall_ms)
     : commit_(commit),

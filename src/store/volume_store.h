@@ -67,6 +67,4 @@ class VolumeStore {
   BatchListener listener_;  // last: commits what is pending before the statements go
 };
 
-int64_t NowMs();
-
 }  // namespace oxide::store
