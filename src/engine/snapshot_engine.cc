@@ -291,13 +291,18 @@ void SnapshotEngine::Delete(const std::string& snapshot_id, SnapshotWaiter done)
     if (!*alive) return;
     if (!journaled.ok()) return tracker_.Finish(snapshot_id, journaled);
     if (snapshots_->FindById(snapshot_id)) return DeleteKnown(snapshot_id, op_id);
-    // An id this plugin has not seen: Oxide deletes by id in any project, so look first.
-    oxide_->GetSnapshot(snapshot_id, [this, alive, snapshot_id, op_id](StatusOr<Snapshot> found) {
-      if (!*alive) return;
-      if (found.ok()) return DeleteKnown(snapshot_id, op_id);
-      FinishDelete(snapshot_id, op_id, found.status());
-    });
+    DeleteUnrecorded(snapshot_id, op_id);
   });
+}
+
+void SnapshotEngine::DeleteUnrecorded(const std::string& snapshot_id, int64_t op_id) {
+  // An id this plugin has not seen: Oxide deletes by id in any project, so look first.
+  oxide_->GetSnapshot(snapshot_id,
+                      [this, alive = alive_, snapshot_id, op_id](StatusOr<Snapshot> found) {
+                        if (!*alive) return;
+                        if (found.ok()) return DeleteKnown(snapshot_id, op_id);
+                        FinishDelete(snapshot_id, op_id, found.status());
+                      });
 }
 
 void SnapshotEngine::DeleteKnown(const std::string& snapshot_id, int64_t op_id) {

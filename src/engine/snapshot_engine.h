@@ -86,6 +86,9 @@ class SnapshotEngine {
   void Adopt(const JobPtr& job, const Status& post_error);
   void Accept(const JobPtr& job, const backend::Snapshot& snapshot);
   void Fail(const JobPtr& job, const Status& error);
+  // An id this replica has no row for: Oxide is asked for it first (it deletes by id in any
+  // project), then DeleteKnown, or FinishDelete with Oxide's answer.
+  void DeleteUnrecorded(const std::string& snapshot_id, int64_t op_id);
   // DeleteSnapshot's Oxide call for an id known to be the project's, and the journal close.
   void DeleteKnown(const std::string& snapshot_id, int64_t op_id);
   void FinishDelete(const std::string& snapshot_id, int64_t op_id, const Status& deleted);
