@@ -19,7 +19,7 @@
 #include "csi/identity_service.h"
 #include "csi/node_service.h"
 #include "engine/clone_snapshot_sweep.h"
-#include "engine/oxide_credentials_check.h"
+#include "engine/oxide_health.h"
 #include "engine/snapshot_engine.h"
 #include "engine/volume_engine.h"
 #include "loop/clock.h"
@@ -160,7 +160,7 @@ int RunPlugin(const Settings& settings) {
       loop.uv(), db, [] { return static_cast<uint64_t>(metrics::SteadyMillis()); });
   commit->PublishHealthTo(&write_health);
   // Probe (readiness) asks only about the plugin itself: Oxide's health is published as metrics
-  // (engine/oxide_credentials_check.h), so an Oxide outage never restarts or unreadies the plugin.
+  // (engine/oxide_health.h), so an Oxide outage never restarts or unreadies the plugin.
   std::vector<csi_adapter::IdentityService::HealthCheck> health = {
       [db] { return db->Health(); }, [check = commit.get()] { return check->Health(); }};
   rpc::CsiHandlers handlers;
@@ -173,7 +173,7 @@ int RunPlugin(const Settings& settings) {
   std::unique_ptr<store::SnapshotStore> snapshot_rows;
   std::unique_ptr<engine::SnapshotEngine> snapshot_engine;
   std::unique_ptr<csi_adapter::ControllerService> controller;
-  std::unique_ptr<engine::OxideCredentialsCheck> credentials;
+  std::unique_ptr<engine::OxideHealth> credentials;
   std::unique_ptr<engine::CloneSnapshotSweep> clone_sweep;
   if (settings.ServesController()) {
     oxide = backend::OxideClient::Create(loop.uv(), &clock, *oxide_config);
@@ -184,7 +184,8 @@ int RunPlugin(const Settings& settings) {
     // Bounded state: finished journal entries beyond 24 h or the newest 10,000 are deleted while
     // running, and the file is compacted in idle time (store/journal_pruner.h).
     journal_pruner = std::make_unique<store::JournalPruner>(&clock, commit.get());
-    volumes->SetFinishListener([pruner = journal_pruner.get()] { pruner->NoteFinished(); });
+    volumes->journal().SetFinishListener(
+        [pruner = journal_pruner.get()] { pruner->NoteFinished(); });
     snapshot_rows = std::make_unique<store::SnapshotStore>(db, commit.get());
     for (const Status* loaded : {&volumes->load_status(), &snapshot_rows->load_status()}) {
       if (!loaded->ok()) {
@@ -192,16 +193,16 @@ int RunPlugin(const Settings& settings) {
         return 2;
       }
     }
-    snapshot_engine = std::make_unique<engine::SnapshotEngine>(&clock, oxide.get(), volumes.get(),
-                                                               snapshot_rows.get(), commit.get());
+    snapshot_engine = std::make_unique<engine::SnapshotEngine>(
+        &clock, oxide.get(), &volumes->journal(), snapshot_rows.get(), commit.get());
     controller = std::make_unique<csi_adapter::ControllerService>(
         settings, oxide.get(), volume_engine.get(), snapshot_engine.get());
     controller->Register(handlers);
-    credentials = std::make_unique<engine::OxideCredentialsCheck>(&clock, oxide.get(),
-                                                                  settings.probe_oxide_grace);
+    credentials =
+        std::make_unique<engine::OxideHealth>(&clock, oxide.get(), settings.probe_oxide_grace);
     // Clones' temporary snapshots a replaced replica left behind (docs/replicas.md).
     clone_sweep = std::make_unique<engine::CloneSnapshotSweep>(
-        &clock, oxide.get(), volumes.get(),
+        &clock, oxide.get(), &volumes->journal(),
         engine::CloneSweepOptions{
             .max_age = settings.clone_snapshot_max_age,
             .period = engine::CloneSweepPeriodFor(settings.clone_snapshot_max_age)});
@@ -253,7 +254,7 @@ int RunPlugin(const Settings& settings) {
     controller.reset();
     snapshot_engine.reset();
     volume_engine.reset();
-    if (volumes) volumes->SetFinishListener(nullptr);
+    if (volumes) volumes->journal().SetFinishListener(nullptr);
     journal_pruner.reset();
     oxide.reset();
     commit->Flush();  // its handles are idle now; it lives on for the node service

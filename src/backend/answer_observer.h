@@ -1,6 +1,6 @@
 // The hook through which the Oxide client reports every final answer (after retries and token
 // reloads) to one listener: the controller's view of Oxide health
-// (engine/oxide_credentials_check.h) learns from ordinary calls, not only from its own checks.
+// (engine/oxide_health.h) learns from ordinary calls, not only from its own checks.
 // Called on the loop thread, before the caller's callback; it must be cheap and must not call back
 // into the client synchronously.
 #pragma once

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/disk_naming.h"
+#include "engine/journal_entry.h"
 #include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
@@ -105,7 +106,7 @@ struct CloneSnapshotSweep::Run {
 };
 
 CloneSnapshotSweep::CloneSnapshotSweep(Clock* clock, backend::OxideClient* oxide,
-                                       store::VolumeStore* journal, CloneSweepOptions options)
+                                       store::Journal* journal, CloneSweepOptions options)
     : clock_(clock), oxide_(oxide), journal_(journal), options_(options) {}
 
 CloneSnapshotSweep::~CloneSnapshotSweep() {
@@ -133,10 +134,10 @@ void CloneSnapshotSweep::SweepNow(std::function<void(const Result&)> done) {
 
 std::unordered_set<std::string> CloneSnapshotSweep::Protected() const {
   std::unordered_set<std::string> names;
-  for (const store::OperationRow& entry : journal_->UnfinishedOperations()) {
-    if (entry.kind != "create") continue;
-    std::string temp = nlohmann::json::parse(entry.args, nullptr, false).value("temp_snapshot", "");
-    if (!temp.empty()) names.insert(std::move(temp));
+  for (const store::OperationRow& row : journal_->UnfinishedOperations()) {
+    JournalEntry entry = ReadJournalEntry(row);
+    if (entry.kind != OperationKind::kCreate) continue;
+    if (!entry.temp_snapshot.empty()) names.insert(std::move(entry.temp_snapshot));
   }
   return names;
 }

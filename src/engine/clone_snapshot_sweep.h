@@ -24,7 +24,7 @@
 #include "backend/oxide_client.h"
 #include "loop/clock.h"
 #include "loop/loop_affinity.h"
-#include "store/volume_store.h"
+#include "store/journal.h"
 
 namespace oxide::engine {
 
@@ -53,7 +53,7 @@ class CloneSnapshotSweep {
   };
 
   // Everything passed outlives the sweep.
-  CloneSnapshotSweep(Clock* clock, backend::OxideClient* oxide, store::VolumeStore* journal,
+  CloneSnapshotSweep(Clock* clock, backend::OxideClient* oxide, store::Journal* journal,
                      CloneSweepOptions options = {});
   ~CloneSnapshotSweep();
   CloneSnapshotSweep(const CloneSnapshotSweep&) = delete;
@@ -78,7 +78,7 @@ class CloneSnapshotSweep {
 
   Clock* clock_;
   backend::OxideClient* oxide_;
-  store::VolumeStore* journal_;
+  store::Journal* journal_;
   CloneSweepOptions options_;
   bool periodic_ = false;
   Clock::TimerId timer_ = 0;

@@ -502,44 +502,52 @@ void NodeVolumeEngine::Publish(const PublishSpec& spec, Done done) {
       std::move(done), [this, &spec](Done finish) { PublishAdmitted(spec, std::move(finish)); });
 }
 
-void NodeVolumeEngine::PublishAdmitted(const PublishSpec& spec, Done finish) {
+Status NodeVolumeEngine::PublishRefusal(const PublishSpec& spec,
+                                        const std::optional<StagingRow>& staging,
+                                        const std::optional<PublicationRow>& existing) const {
   const std::string& volume_id = spec.volume_id;
   const std::string& target = spec.target_path;
-  std::optional<StagingRow> staging = store_->GetStaging(volume_id);
   if (!HasState(staging, NodeVolumeState::kStaged) || staging->staging_path != spec.staging_path) {
-    return finish(FailedPrecondition("volume " + volume_id + " is not staged at " +
-                                     spec.staging_path + "; call NodeStageVolume first"));
+    return FailedPrecondition("volume " + volume_id + " is not staged at " + spec.staging_path +
+                              "; call NodeStageVolume first");
   }
-  const StagingRow& staged = *staging;
-  if (staged.block != spec.access.block) {
-    return finish(InvalidArgument(std::string("volume ") + volume_id + " was staged as a " +
-                                  (staged.block ? "block" : "mount") +
-                                  " volume; it cannot be published as a " +
-                                  (spec.access.block ? "block" : "mount") + " volume"));
+  if (staging->block != spec.access.block) {
+    return InvalidArgument(std::string("volume ") + volume_id + " was staged as a " +
+                           (staging->block ? "block" : "mount") +
+                           " volume; it cannot be published as a " +
+                           (spec.access.block ? "block" : "mount") + " volume");
   }
-  std::optional<PublicationRow> existing = store_->GetPublication(target);
   if (existing && existing->state == store::kPublished) {
     if (existing->volume_id != volume_id) {
-      return finish(
-          AlreadyExists("target_path " + target + " is in use by volume " + existing->volume_id));
+      return AlreadyExists("target_path " + target + " is in use by volume " + existing->volume_id);
     }
     if (existing->capability != spec.access.key || existing->readonly != spec.readonly) {
-      return finish(AlreadyExists("volume " + volume_id + " is already published at " + target +
-                                  " with another capability or readonly setting"));
+      return AlreadyExists("volume " + volume_id + " is already published at " + target +
+                           " with another capability or readonly setting");
     }
   }
   if (spec.single_writer) {
     for (const PublicationRow& other : store_->PublicationsOf(volume_id)) {
       if (other.target_path != target && other.state == store::kPublished) {
-        return finish(FailedPrecondition("volume " + volume_id +
-                                         " has access mode SINGLE_NODE_SINGLE_WRITER and is "
-                                         "already published at " +
-                                         other.target_path));
+        return FailedPrecondition("volume " + volume_id +
+                                  " has access mode SINGLE_NODE_SINGLE_WRITER and is "
+                                  "already published at " +
+                                  other.target_path);
       }
     }
   }
-  PublicationRow row{.target_path = target,
-                     .volume_id = volume_id,
+  return Status::Ok();
+}
+
+void NodeVolumeEngine::PublishAdmitted(const PublishSpec& spec, Done finish) {
+  std::optional<StagingRow> staging = store_->GetStaging(spec.volume_id);
+  std::optional<PublicationRow> existing = store_->GetPublication(spec.target_path);
+  if (Status refused = PublishRefusal(spec, staging, existing); !refused.ok()) {
+    return finish(refused);
+  }
+  const StagingRow& staged = *staging;
+  PublicationRow row{.target_path = spec.target_path,
+                     .volume_id = spec.volume_id,
                      .state = existing ? existing->state : "",
                      .staging_path = staged.staging_path,
                      .capability = spec.access.key,
@@ -555,31 +563,35 @@ void NodeVolumeEngine::PublishAdmitted(const PublishSpec& spec, Done finish) {
   WhenDurable(finish, [=, this, serial = staged.serial, encrypted = staged.encrypted] {
     RunBlocking(
         loop_,
-        [os = os_, serial, encrypted, block, staging_path = row.staging_path, target,
-         readonly = row.readonly, options] {
+        [os = os_, serial, encrypted, block, staging_path = row.staging_path,
+         target = row.target_path, readonly = row.readonly, options] {
           return os->PublishVolume(serial, encrypted, block, staging_path, target, readonly,
                                    options);
         },
         [this, alive = alive_, row, repeat, finish](StatusOr<node::BlockDevice> bound) mutable {
-          if (!*alive) return;
-          if (!bound.ok()) {
-            log::Warn("publishing failed",
-                      {{"volume_id", row.volume_id}, {"error", bound.status().message()}});
-            if (repeat) return finish(bound.status());
-            if (Status moved = Move(row, E::kPublishFailed); !moved.ok()) return finish(moved);
-            return AnswerWhenDurable(finish, bound.status());
-          }
-          CorrectStagedDevice(row.volume_id, *bound);
-          if (!repeat) {
-            if (Status moved = Move(row, E::kPublished); !moved.ok()) return finish(moved);
-            log::Info("volume published", {{"volume_id", row.volume_id},
-                                           {"path", row.target_path},
-                                           {"device", bound->node},
-                                           {"readonly", row.readonly ? "yes" : "no"}});
-          }
-          AnswerWhenDurable(finish, Status::Ok());
+          if (*alive) Bound(std::move(row), repeat, std::move(bound), std::move(finish));
         });
   });
+}
+
+void NodeVolumeEngine::Bound(PublicationRow row, bool repeat, StatusOr<node::BlockDevice> bound,
+                             Done finish) {
+  if (!bound.ok()) {
+    log::Warn("publishing failed",
+              {{"volume_id", row.volume_id}, {"error", bound.status().message()}});
+    if (repeat) return finish(bound.status());
+    if (Status moved = Move(row, E::kPublishFailed); !moved.ok()) return finish(moved);
+    return AnswerWhenDurable(finish, bound.status());
+  }
+  CorrectStagedDevice(row.volume_id, *bound);
+  if (!repeat) {
+    if (Status moved = Move(row, E::kPublished); !moved.ok()) return finish(moved);
+    log::Info("volume published", {{"volume_id", row.volume_id},
+                                   {"path", row.target_path},
+                                   {"device", bound->node},
+                                   {"readonly", row.readonly ? "yes" : "no"}});
+  }
+  AnswerWhenDurable(finish, Status::Ok());
 }
 
 // ---- Unpublish ----

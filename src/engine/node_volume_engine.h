@@ -123,6 +123,14 @@ class NodeVolumeEngine {
   void CloseMappingAndFail(store::StagingRow row, const Status& status, Done finish);
   void UnstageAdmitted(const std::string& volume_id, const std::string& path, Done finish);
   void PublishAdmitted(const PublishSpec& spec, Done finish);
+  // Why `spec` cannot be published now (not staged there, staged as the other access type, the
+  // target held by another volume or capability, a single writer published elsewhere); OK if it
+  // can. `staging`: the volume's staging row; `existing`: the target's publication row.
+  Status PublishRefusal(const PublishSpec& spec, const std::optional<store::StagingRow>& staging,
+                        const std::optional<store::PublicationRow>& existing) const;
+  // The bind mount's outcome: the publication row (moved unless `repeat`) and the answer.
+  void Bound(store::PublicationRow row, bool repeat, StatusOr<node::BlockDevice> bound,
+             Done finish);
   void UnpublishAdmitted(const std::string& volume_id, const std::string& target, Done finish);
 
   // Admits an operation on `volume_id` and runs `start` with its finish callback, unless the

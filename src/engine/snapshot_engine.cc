@@ -7,6 +7,7 @@
 
 #include "engine/disk_naming.h"
 #include "engine/journal_outcome.h"
+#include "engine/recovery_close.h"
 #include "engine/recovery_retry.h"
 #include "metrics/plugin_metrics.h"
 #include "util/log.h"
@@ -16,9 +17,6 @@ namespace {
 
 using backend::Snapshot;
 using nlohmann::json;
-
-constexpr const char* kCreateKind = "snapshot_create";
-constexpr const char* kDeleteKind = "snapshot_delete";
 
 std::string Quoted(const std::string& text) {
   return json(text).dump();
@@ -72,9 +70,9 @@ struct SnapshotEngine::Answer {
   }
 };
 
-SnapshotEngine::SnapshotEngine(Clock* clock, backend::OxideClient* oxide,
-                               store::VolumeStore* journal, store::SnapshotStore* snapshots,
-                               store::GroupCommit* commit, SnapshotEngineOptions options)
+SnapshotEngine::SnapshotEngine(Clock* clock, backend::OxideClient* oxide, store::Journal* journal,
+                               store::SnapshotStore* snapshots, store::GroupCommit* commit,
+                               SnapshotEngineOptions options)
     : clock_(clock),
       oxide_(oxide),
       journal_(journal),
@@ -175,7 +173,7 @@ void SnapshotEngine::StartCreate(const SnapshotSpec& spec) {
   auto job = std::make_shared<Job>();
   job->spec = spec;
   job->op_id = journal_->BeginOperation(
-      kCreateKind, key,
+      OperationKindName(OperationKind::kSnapshotCreate), key,
       json{{"co_name", spec.co_name}, {"source_volume_id", spec.source_volume_id}}.dump());
   if (!row) {
     snapshots_->Put({.snapshot_name = key,
@@ -267,9 +265,8 @@ void SnapshotEngine::FinishWhenRecorded(const std::string& key, int64_t op_id,
 }
 
 void SnapshotEngine::ReconcileLater(int64_t op_id) {
-  ReconcileEntryLater(delayed_, *journal_, tracker_, op_id, [this](const store::OperationRow& e) {
-    RecoverEntry(e, std::chrono::seconds(1));
-  });
+  ReconcileEntryLater(delayed_, *journal_, tracker_, op_id,
+                      [this](const JournalEntry& e) { RecoverEntry(e, std::chrono::seconds(1)); });
 }
 
 void SnapshotEngine::Fail(const JobPtr& job, const Status& error) {
@@ -288,18 +285,24 @@ void SnapshotEngine::Delete(const std::string& snapshot_id, SnapshotWaiter done)
       BasicOperationTracker<SnapshotResult>::Admission::kStart) {
     return;
   }
-  const int64_t op_id = journal_->BeginOperation(kDeleteKind, snapshot_id, "{}");
+  const int64_t op_id = journal_->BeginOperation(OperationKindName(OperationKind::kSnapshotDelete),
+                                                 snapshot_id, "{}");
   commit_->WhenDurable([this, alive = alive_, snapshot_id, op_id](Status journaled) {
     if (!*alive) return;
     if (!journaled.ok()) return tracker_.Finish(snapshot_id, journaled);
     if (snapshots_->FindById(snapshot_id)) return DeleteKnown(snapshot_id, op_id);
-    // An id this plugin has not seen: Oxide deletes by id in any project, so look first.
-    oxide_->GetSnapshot(snapshot_id, [this, alive, snapshot_id, op_id](StatusOr<Snapshot> found) {
-      if (!*alive) return;
-      if (found.ok()) return DeleteKnown(snapshot_id, op_id);
-      FinishDelete(snapshot_id, op_id, found.status());
-    });
+    DeleteUnrecorded(snapshot_id, op_id);
   });
+}
+
+void SnapshotEngine::DeleteUnrecorded(const std::string& snapshot_id, int64_t op_id) {
+  // An id this plugin has not seen: Oxide deletes by id in any project, so look first.
+  oxide_->GetSnapshot(snapshot_id,
+                      [this, alive = alive_, snapshot_id, op_id](StatusOr<Snapshot> found) {
+                        if (!*alive) return;
+                        if (found.ok()) return DeleteKnown(snapshot_id, op_id);
+                        FinishDelete(snapshot_id, op_id, found.status());
+                      });
 }
 
 void SnapshotEngine::DeleteKnown(const std::string& snapshot_id, int64_t op_id) {
@@ -332,22 +335,26 @@ void SnapshotEngine::FinishDelete(const std::string& snapshot_id, int64_t op_id,
 
 size_t SnapshotEngine::RecoverUnfinished() {
   affinity_.Check("SnapshotEngine::RecoverUnfinished");
-  std::vector<store::OperationRow> entries;
-  for (store::OperationRow& entry : journal_->UnfinishedOperations()) {
-    if (entry.kind == kCreateKind || entry.kind == kDeleteKind) entries.push_back(std::move(entry));
+  std::vector<JournalEntry> entries;
+  for (const store::OperationRow& row : journal_->UnfinishedOperations()) {
+    JournalEntry entry = ReadJournalEntry(row);
+    if (entry.kind == OperationKind::kSnapshotCreate ||
+        entry.kind == OperationKind::kSnapshotDelete) {
+      entries.push_back(std::move(entry));
+    }
   }
   // Newest first, as for volumes: when a snapshot has several open entries, the newest decides.
-  std::vector<const store::OperationRow*> deciding;
+  std::vector<const JournalEntry*> deciding;
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    if (tracker_.Busy(it->volume)) {
+    if (tracker_.Busy(it->subject)) {
       journal_->FinishOperation(it->id, kJournalRolledBack, "superseded by a later operation");
       metrics::Families().recovery_entries.With({kJournalRolledBack}).Increment();
       continue;
     }
-    tracker_.Admit(it->volume, "recovery of " + it->kind, "", [](const SnapshotResult&) {});
+    tracker_.Admit(it->subject, "recovery of " + it->kind_name, "", [](const SnapshotResult&) {});
     deciding.push_back(&*it);
   }
-  for (const store::OperationRow* entry : deciding) {
+  for (const JournalEntry* entry : deciding) {
     RecoverEntry(*entry, std::chrono::seconds(1));
   }
   const size_t found = entries.size();
@@ -362,59 +369,60 @@ size_t SnapshotEngine::RecoverUnfinished() {
   return found;
 }
 
-void SnapshotEngine::RecoverEntry(const store::OperationRow& entry,
+void SnapshotEngine::RecoverEntry(const JournalEntry& entry,
                                   std::chrono::milliseconds retry_delay) {
-  const std::string key = entry.volume;
-  const std::string co_name = json::parse(entry.args, nullptr, false).value("co_name", "");
-  oxide_->GetSnapshot(
-      key, [this, alive = alive_, entry, key, co_name, retry_delay](StatusOr<Snapshot> found) {
-        if (!*alive) return;
-        if (backend::IsInAnotherProject(found.status())) {
-          // Never the project's (a delete of a foreign id that crashed before its lookup).
-          return CloseEntry(entry.id, key, kJournalRolledBack,
-                            "reconciled with Oxide: " + found.status().message());
-        }
-        if (!found.ok() && found.status().code() != StatusCode::kNotFound) {
-          return RetryRecoveryLater(delayed_, entry, {"snapshot", key}, found.status(), retry_delay,
-                                    options_.recovery_retry_max,
-                                    [this, entry](auto next) { RecoverEntry(entry, next); });
-        }
-        std::optional<store::SnapshotRow> row =
-            entry.kind == kCreateKind ? snapshots_->FindByName(key) : snapshots_->FindById(key);
-        if (!found.ok()) {
-          // Gone: a create that never happened, or a delete that did.
-          if (row) snapshots_->Remove(row->snapshot_name);
-          return CloseEntry(entry.id, key,
-                            entry.kind == kCreateKind ? kJournalRolledBack : kJournalDone,
-                            "reconciled with Oxide: no such snapshot");
-        }
-        store::SnapshotRow seen = RowFromSnapshot(*found, row ? row->co_name : co_name);
-        snapshots_->Put(seen);
-        if (found->state == backend::SnapshotStatus::kCreating) uploads_.Track(seen);
-        CloseEntry(entry.id, key, entry.kind == kCreateKind ? kJournalDone : kJournalRolledBack,
-                   "reconciled with Oxide: snapshot " + seen.state);
-      });
+  oxide_->GetSnapshot(entry.subject,
+                      [this, alive = alive_, entry, retry_delay](StatusOr<Snapshot> found) {
+                        if (*alive) RecoverFromReport(entry, retry_delay, std::move(found));
+                      });
 }
 
-void SnapshotEngine::CloseEntry(int64_t id, const std::string& key, const char* state,
+void SnapshotEngine::RecoverFromReport(const JournalEntry& entry,
+                                       std::chrono::milliseconds retry_delay,
+                                       StatusOr<Snapshot> found) {
+  const std::string& key = entry.subject;
+  const bool create = entry.kind == OperationKind::kSnapshotCreate;
+  if (backend::IsInAnotherProject(found.status())) {
+    // Never the project's (a delete of a foreign id that crashed before its lookup).
+    return CloseEntry(entry, kJournalRolledBack,
+                      "reconciled with Oxide: " + found.status().message());
+  }
+  if (!found.ok() && found.status().code() != StatusCode::kNotFound) {
+    return RetryRecoveryLater(delayed_, entry, {"snapshot", key}, found.status(), retry_delay,
+                              options_.recovery_retry_max,
+                              [this, entry](auto next) { RecoverEntry(entry, next); });
+  }
+  std::optional<store::SnapshotRow> row =
+      create ? snapshots_->FindByName(key) : snapshots_->FindById(key);
+  if (!found.ok()) {
+    // Gone: a create that never happened, or a delete that did.
+    if (row) snapshots_->Remove(row->snapshot_name);
+    return CloseEntry(entry, create ? kJournalRolledBack : kJournalDone,
+                      "reconciled with Oxide: no such snapshot");
+  }
+  store::SnapshotRow seen = RowFromSnapshot(*found, row ? row->co_name : entry.co_name);
+  snapshots_->Put(seen);
+  if (found->state == backend::SnapshotStatus::kCreating) uploads_.Track(seen);
+  CloseEntry(entry, create ? kJournalDone : kJournalRolledBack,
+             "reconciled with Oxide: snapshot " + seen.state);
+}
+
+void SnapshotEngine::CloseEntry(const JournalEntry& entry, const char* state,
                                 const std::string& note) {
-  journal_->FinishOperation(id, state, note);
-  metrics::Families().recovery_entries.With({state}).Increment();
-  commit_->WhenDurable([this, alive = alive_, id, key, state](Status committed) {
-    if (!*alive) return;
-    if (!committed.ok()) {
-      // Still pending: tried again once the database takes writes.
-      log::Warn(
-          "could not record the reconciliation of an unfinished snapshot operation; trying "
-          "again",
-          {{"snapshot", key}, {"error", committed.message()}});
-      tracker_.Finish(key, SnapshotResult(committed));
-      return ReconcileLater(id);
-    }
-    log::Info("reconciled an unfinished snapshot operation",
-              {{"snapshot", key}, {"outcome", state}});
-    tracker_.Finish(key, Snapshot{});
-  });
+  RecoveryCloseLog log{
+      .not_recorded =
+          "could not record the reconciliation of an unfinished snapshot operation; trying again",
+      .reconciled = "reconciled an unfinished snapshot operation",
+      .key_field = {"snapshot", entry.subject},
+      .volume_id = "",
+      .operation = "",
+      .state = ""};
+  CloseRecoveredEntry(
+      *journal_, *commit_, alive_, entry.id, state, note, std::move(log),
+      [this, key = entry.subject](const Status& closed) {
+        tracker_.Finish(key, closed.ok() ? SnapshotResult(Snapshot{}) : SnapshotResult(closed));
+      },
+      [this, id = entry.id] { ReconcileLater(id); });
 }
 
 }  // namespace oxide::engine

@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "backend/oxide_client.h"
+#include "engine/journal_entry.h"
 #include "engine/operation_tracker.h"
 #include "engine/snapshot_upload_tracker.h"
 #include "loop/delayed_tasks.h"
 #include "loop/loop_affinity.h"
 #include "store/group_commit.h"
+#include "store/journal.h"
 #include "store/snapshot_store.h"
-#include "store/volume_store.h"
 
 namespace oxide::engine {
 
@@ -40,7 +41,7 @@ struct SnapshotEngineOptions {
 
 class SnapshotEngine {
  public:
-  SnapshotEngine(Clock* clock, backend::OxideClient* oxide, store::VolumeStore* journal,
+  SnapshotEngine(Clock* clock, backend::OxideClient* oxide, store::Journal* journal,
                  store::SnapshotStore* snapshots, store::GroupCommit* commit,
                  SnapshotEngineOptions options = {});
   ~SnapshotEngine();
@@ -85,6 +86,9 @@ class SnapshotEngine {
   void Adopt(const JobPtr& job, const Status& post_error);
   void Accept(const JobPtr& job, const backend::Snapshot& snapshot);
   void Fail(const JobPtr& job, const Status& error);
+  // An id this replica has no row for: Oxide is asked for it first (it deletes by id in any
+  // project), then DeleteKnown, or FinishDelete with Oxide's answer.
+  void DeleteUnrecorded(const std::string& snapshot_id, int64_t op_id);
   // DeleteSnapshot's Oxide call for an id known to be the project's, and the journal close.
   void DeleteKnown(const std::string& snapshot_id, int64_t op_id);
   void FinishDelete(const std::string& snapshot_id, int64_t op_id, const Status& deleted);
@@ -99,12 +103,16 @@ class SnapshotEngine {
   void AnswerAccepted(const AnswerPtr& answer, const SnapshotResult& accepted);
   void AnswerWhenVisible(const AnswerPtr& answer);
 
-  void RecoverEntry(const store::OperationRow& entry, std::chrono::milliseconds retry_delay);
-  void CloseEntry(int64_t id, const std::string& key, const char* state, const std::string& note);
+  void RecoverEntry(const JournalEntry& entry, std::chrono::milliseconds retry_delay);
+  // What Oxide reports of the entry's snapshot settles the entry.
+  void RecoverFromReport(const JournalEntry& entry, std::chrono::milliseconds retry_delay,
+                         StatusOr<backend::Snapshot> found);
+  // Closes the entry (CloseRecoveredEntry) and answers its key.
+  void CloseEntry(const JournalEntry& entry, const char* state, const std::string& note);
 
   Clock* clock_;
   backend::OxideClient* oxide_;
-  store::VolumeStore* journal_;
+  store::Journal* journal_;
   store::SnapshotStore* snapshots_;
   store::GroupCommit* commit_;
   SnapshotEngineOptions options_;

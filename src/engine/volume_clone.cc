@@ -14,46 +14,54 @@ namespace oxide::engine {
 
 using backend::Snapshot;
 
-void VolumeEngine::TakeCloneSnapshot(const JobPtr& job, const CreateSpec& spec) {
-  const std::string temp = CloneSnapshotNameFor(spec.co_name);
-  job->temp_snapshot = temp;
-  backend::SnapshotCreate request{.name = temp,
+void VolumeEngine::TakeCloneSnapshot(const JobPtr& job) {
+  const CreateSpec& spec = job->spec;
+  job->temp_snapshot = CloneSnapshotNameFor(spec.co_name);
+  backend::SnapshotCreate request{.name = job->temp_snapshot,
                                   .description = CloneSourceDescriptionFor(spec.co_name),
                                   .disk = spec.clone_source};
-  oxide_->CreateSnapshot(request, [this, alive = alive_, job, temp](StatusOr<Snapshot> created) {
-    if (!*alive) return;
-    if (created.ok()) return CreateFromCloneSnapshot(job, job->spec, *created, options_.poll_first);
-    const Status error = created.status();
-    if (error.code() == StatusCode::kNotFound) {
-      return Revert(job, NotFound("source volume " + job->spec.clone_source +
-                                  " does not exist: Oxide has no disk with this id"));
-    }
-    if (error.code() != StatusCode::kAlreadyExists && !OutcomeUnknown(error)) {
-      return Revert(job, error);
-    }
-    // Taken before (an earlier attempt) or unknown: the snapshot itself says.
-    oxide_->GetSnapshot(temp, [this, alive, job, error](StatusOr<Snapshot> found) {
-      if (!*alive) return;
-      if (!found.ok()) {
-        return Revert(job, found.status().code() == StatusCode::kNotFound ? error : found.status());
-      }
-      if (found->disk_id != job->spec.clone_source) {
-        // Left by an attempt to clone another volume under this name: Revert deletes it.
-        return Revert(job, Unavailable("a temporary snapshot of volume " + found->disk_id +
-                                       " was in the way of this clone; it is being removed, "
-                                       "retry"));
-      }
-      CreateFromCloneSnapshot(job, job->spec, *found, options_.poll_first);
-    });
+  oxide_->CreateSnapshot(request, [this, alive = alive_, job](StatusOr<Snapshot> created) {
+    if (*alive) CloneSnapshotAnswered(job, std::move(created));
   });
 }
 
-void VolumeEngine::CreateFromCloneSnapshot(const JobPtr& job, const CreateSpec& spec,
-                                           const Snapshot& snapshot,
+void VolumeEngine::CloneSnapshotAnswered(const JobPtr& job, StatusOr<Snapshot> created) {
+  if (created.ok()) return CreateFromCloneSnapshot(job, *created, options_.poll_first);
+  const Status error = created.status();
+  if (error.code() == StatusCode::kNotFound) {
+    return Revert(job, NotFound("source volume " + job->spec.clone_source +
+                                " does not exist: Oxide has no disk with this id"));
+  }
+  if (error.code() != StatusCode::kAlreadyExists && !OutcomeUnknown(error)) {
+    return Revert(job, error);
+  }
+  // Taken before (an earlier attempt) or unknown: the snapshot itself says.
+  oxide_->GetSnapshot(job->temp_snapshot,
+                      [this, alive = alive_, job, error](StatusOr<Snapshot> found) {
+                        if (*alive) CloneSnapshotFound(job, error, std::move(found));
+                      });
+}
+
+void VolumeEngine::CloneSnapshotFound(const JobPtr& job, const Status& create_error,
+                                      StatusOr<Snapshot> found) {
+  if (!found.ok()) {
+    return Revert(job,
+                  found.status().code() == StatusCode::kNotFound ? create_error : found.status());
+  }
+  if (found->disk_id != job->spec.clone_source) {
+    // Left by an attempt to clone another volume under this name: Revert deletes it.
+    return Revert(job, Unavailable("a temporary snapshot of volume " + found->disk_id +
+                                   " was in the way of this clone; it is being removed, retry"));
+  }
+  CreateFromCloneSnapshot(job, *found, options_.poll_first);
+}
+
+void VolumeEngine::CreateFromCloneSnapshot(const JobPtr& job, const Snapshot& snapshot,
                                            std::chrono::milliseconds delay) {
   if (snapshot.state == backend::SnapshotStatus::kFaulted) {
-    return Revert(job, Internal("Oxide reports the temporary snapshot " + snapshot.name +
-                                " of volume " + spec.clone_source + " faulted; retry the clone"));
+    return Revert(job,
+                  Internal("Oxide reports the temporary snapshot " + snapshot.name + " of volume " +
+                           job->spec.clone_source + " faulted; retry the clone"));
   }
   if (snapshot.state != backend::SnapshotStatus::kReady) {
     if (clock_->Now() >= job->give_up) {
@@ -65,13 +73,13 @@ void VolumeEngine::CreateFromCloneSnapshot(const JobPtr& job, const CreateSpec& 
       oxide_->GetSnapshot(id, [this, alive = alive_, job, delay](StatusOr<Snapshot> now) {
         if (!*alive) return;
         if (!now.ok()) return Revert(job, now.status());
-        CreateFromCloneSnapshot(job, job->spec, *now, std::min(delay * 2, options_.poll_max));
+        CreateFromCloneSnapshot(job, *now, std::min(delay * 2, options_.poll_max));
       });
     });
   }
   job->spec.snapshot_id = snapshot.id;
-  job->spec.size = std::max(spec.size, snapshot.size);
-  SendCreate(job, job->spec);
+  job->spec.size = std::max(job->spec.size, snapshot.size);
+  SendCreate(job);
 }
 
 void VolumeEngine::DropTemporarySnapshot(const std::string& name, Clock::TimePoint give_up,

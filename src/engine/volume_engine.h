@@ -1,8 +1,12 @@
 // The controller's volume operations: create, delete, publish (attach) and unpublish (detach) an
-// Oxide disk, each journaled before Oxide is asked and closed after Oxide confirms, with the
-// per-volume state machine recorded in the store. Calls for a volume that is busy join or are
-// refused (OperationTracker); operations run to the end even when their RPC has given up. At
-// start, RecoverUnfinished() reconciles every open journal entry with Oxide. Loop thread only.
+// Oxide disk, each journaled (store::Journal) before Oxide is asked and closed after Oxide
+// confirms, with the per-volume state machine recorded in the store. Each operation is a chain of
+// named steps, one Oxide request or one commit each, in a file of its own (volume_create.cc,
+// volume_clone.cc, volume_delete.cc, volume_publish.cc, volume_unpublish.cc; recovery in
+// volume_recovery.cc; the job's frame and shared steps in volume_engine.cc). Calls for a volume
+// that is busy join or are refused (OperationTracker); operations run to the end even when their
+// RPC has given up. At start, RecoverUnfinished() reconciles every open journal entry with Oxide.
+// Loop thread only.
 #pragma once
 
 #include <uv.h>
@@ -12,6 +16,7 @@
 #include <string>
 
 #include "backend/oxide_client.h"
+#include "engine/journal_entry.h"
 #include "engine/operation_tracker.h"
 #include "engine/volume_state.h"
 #include "loop/delayed_tasks.h"
@@ -74,23 +79,30 @@ class VolumeEngine {
   }
 
  private:
+  // One operation under way: what its named steps hand on to each other.
   struct Job {
-    std::string key;
-    std::string kind;
+    std::string key;  // the tracker's and the journal's key: the disk name (create), else the id
     int64_t op_id = 0;
     std::unique_ptr<store::VolumeRow> before;  // heap: most creates have none
     std::string row_key;  // disk name of the row this job may have written; removed on a revert
     Clock::TimePoint give_up;
     std::string temp_snapshot;  // a clone's temporary snapshot, deleted before the job completes
-    CreateSpec spec;            // a create's; callbacks read it here rather than keep copies
+    CreateSpec spec;            // a create's; the steps read it here rather than keep copies
     // A create's: the id the local row recorded for a disk Oxide no longer has, when the create
     // makes a new one under the same name (logged with the new id once Oxide has it).
     std::string vanished_volume_id;
+    std::string node;       // a publish's or unpublish's instance
+    VolumeRowState during;  // an unpublish's row state while the detach runs (nullopt: no row)
   };
   using JobPtr = std::shared_ptr<Job>;
 
-  JobPtr StartJob(const std::string& key, const std::string& kind, const std::string& args,
+  // ---- the job's frame (volume_engine.cc) ----
+  JobPtr StartJob(const std::string& key, OperationKind kind, const std::string& args,
                   std::optional<store::VolumeRow> before);
+  // A publish's or an unpublish's job: journals `node` as its argument and keeps it.
+  JobPtr StartNodeJob(const std::string& volume_id, OperationKind kind, const std::string& node,
+                      std::optional<store::VolumeRow> before);
+  // Runs `next` once the job's writes are durable; answers the job's error when they are not.
   void AfterCommit(const JobPtr& job, std::function<void()> next);
   // Closes the journal entry, records `row` (or removes the volume when nullopt) and answers
   // everyone waiting once that is durable.
@@ -98,32 +110,59 @@ class VolumeEngine {
                 const std::optional<store::VolumeRow>& row);
   void Revert(const JobPtr& job, const Status& error);
 
-  void SendCreate(const JobPtr& job, const CreateSpec& spec);
-  // A clone: snapshot the source into a temporary snapshot, make the disk from it; Complete()
-  // deletes the temporary snapshot before anyone is answered (volume_clone.cc).
-  void TakeCloneSnapshot(const JobPtr& job, const CreateSpec& spec);
-  void CreateFromCloneSnapshot(const JobPtr& job, const CreateSpec& spec,
-                               const backend::Snapshot& snapshot, std::chrono::milliseconds delay);
-  void DropTemporarySnapshot(const std::string& name, Clock::TimePoint give_up,
-                             std::chrono::milliseconds delay, std::function<void()> then);
+  // ---- CreateVolume (volume_create.cc): request -> [clone snapshot] -> Oxide's answer ->
+  // the disk settles -> Oxide reports it created ----
+  // Asks Oxide for the disk, through a clone snapshot when the spec clones a volume.
+  void MakeDisk(const JobPtr& job);
+  void SendCreate(const JobPtr& job);
+  void CreateAnswered(const JobPtr& job, StatusOr<backend::Disk> created);
   // Looks the disk of job->spec up until it settles and completes the create from what it is.
   void ConfirmCreate(const JobPtr& job, const Status& create_error);
-  void ContinuePublish(const JobPtr& job, const std::string& volume_id, const std::string& node_id,
-                       store::VolumeRow row);
-  void ContinueUnpublish(const JobPtr& job, const std::string& volume_id, std::string node_id,
-                         const std::optional<store::VolumeRow>& row);
-  void ContinueDelete(const JobPtr& job, const std::string& volume_id);
+  void CreateSettled(const JobPtr& job, const Status& create_error, StatusOr<backend::Disk> found);
+  void OxideReportsCreated(const JobPtr& job, const backend::Disk& disk);
+
+  // ---- clone steps (volume_clone.cc): snapshot the source into a temporary snapshot, make the
+  // disk from it; Complete() deletes the temporary snapshot before anyone is answered ----
+  void TakeCloneSnapshot(const JobPtr& job);
+  void CloneSnapshotAnswered(const JobPtr& job, StatusOr<backend::Snapshot> created);
+  // The POST's outcome was unknown or "already exists": the snapshot Oxide has under the name.
+  void CloneSnapshotFound(const JobPtr& job, const Status& create_error,
+                          StatusOr<backend::Snapshot> found);
+  void CreateFromCloneSnapshot(const JobPtr& job, const backend::Snapshot& snapshot,
+                               std::chrono::milliseconds delay);
+  void DropTemporarySnapshot(const std::string& name, Clock::TimePoint give_up,
+                             std::chrono::milliseconds delay, std::function<void()> then);
+
+  // ---- DeleteVolume (volume_delete.cc): request -> Oxide's answer ----
+  // A volume this replica has no row for: Oxide is asked what it is before the delete.
+  void DeleteUnrecorded(const std::string& volume_id);
+  void SendDelete(const JobPtr& job);
+  void DeleteAnswered(const JobPtr& job, const Status& deleted);
+
+  // ---- ControllerPublishVolume (volume_publish.cc): request -> Oxide's answer -> attached ----
+  void RequestAttach(const JobPtr& job);
+  void AttachAnswered(const JobPtr& job, StatusOr<backend::Disk> attached);
+  void AttachSettled(const JobPtr& job, StatusOr<backend::Disk> disk);
+
+  // ---- ControllerUnpublishVolume (volume_unpublish.cc): request -> Oxide's answer -> detached --
+  // Detaches the disk from `holder` once the observed disk allows it.
+  void UnpublishObserved(const std::string& volume_id, const std::string& node_id,
+                         StatusOr<backend::Disk> disk, std::optional<store::VolumeRow> observed);
+  void RequestDetach(const JobPtr& job);
+  void DetachAnswered(const JobPtr& job, StatusOr<backend::Disk> detached);
+  void DetachSettled(const JobPtr& job, const Status& detach_error, StatusOr<backend::Disk> disk);
   // Completes an unpublish from the disk Oxide reports detached from the job's node.
-  void Unpublished(const JobPtr& job, const backend::Disk& disk, VolumeRowState during);
+  void Unpublished(const JobPtr& job, const backend::Disk& disk);
+
+  // ---- shared steps (volume_engine.cc) ----
   // One lock per volume: makes `also` (the disk's name or id) a key of the operation running for
   // `key`; false, and the call answered ABORTED, when another operation holds it.
   bool HoldAlso(const std::string& key, const std::string& also);
   // Oxide refused the job's request (FAILED_PRECONDITION) for the disk's state: answers what
   // `rule` says of the state Oxide reports now, or the refusal itself when the rule has no
   // objection. A disk that is gone completes the job when `gone_is_done`.
-  void ExplainRefusal(const JobPtr& job, const std::string& volume_id, const Status& refusal,
-                      bool gone_is_done, std::function<Status(const backend::Disk&)> rule);
-
+  void ExplainRefusal(const JobPtr& job, const Status& refusal, bool gone_is_done,
+                      std::function<Status(const backend::Disk&)> rule);
   // GETs the disk until `settled` accepts it or the operation's time is up.
   void PollDisk(const std::string& disk, Clock::TimePoint give_up, std::chrono::milliseconds delay,
                 std::function<bool(const backend::Disk&)> settled,
@@ -134,16 +173,23 @@ class VolumeEngine {
   void Observe(const std::string& volume_id,
                std::function<void(StatusOr<backend::Disk>, std::optional<store::VolumeRow>)> then);
 
-  void Recover(const store::OperationRow& entry, std::chrono::milliseconds retry_delay);
+  // ---- recovery (volume_recovery.cc) ----
+  void Recover(const JournalEntry& entry, std::chrono::milliseconds retry_delay);
+  // What Oxide reports of the entry's disk settles the entry (`before`: the row at the start).
+  void RecoverFromReport(const JournalEntry& entry, std::chrono::milliseconds retry_delay,
+                         const std::optional<store::VolumeRow>& before,
+                         StatusOr<backend::Disk> disk);
   // Reconciles the still-pending journal entry `op_id` with Oxide in a second (once no call
   // holds its volume): an outcome that could not be recorded is settled without a restart.
   void ReconcileLater(int64_t op_id);
-  void FinishRecovery(const store::OperationRow& entry, const char* journal_state,
-                      const std::optional<store::VolumeRow>& row, const std::string& key);
+  // Drops a clone's temporary snapshot, records `row` and closes the entry (CloseRecoveredEntry).
+  void FinishRecovery(const JournalEntry& entry, const char* journal_state,
+                      const std::optional<store::VolumeRow>& row);
 
   Clock* clock_;
   backend::OxideClient* oxide_;
   store::VolumeStore* store_;
+  store::Journal& journal_;  // store_'s
   store::GroupCommit* commit_;
   EngineOptions options_;
   OperationTracker tracker_;
@@ -155,13 +201,5 @@ class VolumeEngine {
 // Why `disk` does not hold the content `spec` asks for (blank, a snapshot's, a clone's); empty when
 // it does.
 std::string ContentMismatch(const CreateSpec& spec, const backend::Disk& disk);
-
-// The volume row Oxide's report of `disk` leaves, moved through the state table from `from` (the
-// row's state before the report; nullopt: no row).
-StatusOr<store::VolumeRow> RowAfterReport(const backend::Disk& disk, const std::string& co_name,
-                                          VolumeRowState from);
-
-// The state of `row` (nullopt: no row, or a state name this version does not know).
-VolumeRowState StateOf(const std::optional<store::VolumeRow>& row);
 
 }  // namespace oxide::engine

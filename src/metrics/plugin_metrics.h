@@ -30,7 +30,7 @@ struct OxideApiFamilies {
   CounterFamily& oxide_request_retries;     // {operation, reason}
   Gauge& oxide_requests_queued;             // waiting for a connection
   Counter& token_reloads;
-  // The controller's view of Oxide (engine/oxide_credentials_check.h), 0 or 1. No labels; their
+  // The controller's view of Oxide (engine/oxide_health.h), 0 or 1. No labels; their
   // one series exists only where a controller runs (a node plugin exports none).
   GaugeFamily& oxide_api_up;
   GaugeFamily& oxide_token_valid;

@@ -1,7 +1,5 @@
 #include "store/snapshot_store.h"
 
-#include "store/volume_store.h"
-
 namespace oxide::store {
 namespace {
 

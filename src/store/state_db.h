@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,5 +72,9 @@ class StateDb {
   int schema_version_ = 0;
   Status last_commit_;
 };
+
+// Wall time in milliseconds since the epoch: what rows and journal entries are stamped with
+// unless a store is given another clock. Any thread.
+int64_t NowMs();
 
 }  // namespace oxide::store

@@ -94,7 +94,8 @@ TEST_F(CloneSweepTest, DeletesOnlyStaleTemporaryCloneSnapshotsNoEntryNames) {
   AgeSimulator(11min);
   const std::string young = TakeCloneSnapshot("pvc-young");
 
-  CloneSnapshotSweep sweep(&clock(), &client(), store_.get(), {.max_age = 10min, .period = 1min});
+  CloneSnapshotSweep sweep(&clock(), &client(), &store_->journal(),
+                           {.max_age = 10min, .period = 1min});
   CloneSnapshotSweep::Result result = SweepOnce(sweep);
   EXPECT_TRUE(result.listed);
   EXPECT_EQ(result.seen, 3u) << "the three temporary clone snapshots, not the others";
@@ -109,8 +110,8 @@ TEST_F(CloneSweepTest, DeletesOnlyStaleTemporaryCloneSnapshotsNoEntryNames) {
   EXPECT_EQ(sweep.deleted_total(), 1u);
 
   // Once the clone's entry is closed and the young one has aged, both go.
-  for (const oxide::store::OperationRow& entry : store_->UnfinishedOperations())
-    store_->FinishOperation(entry.id, "failed", "test");
+  for (const oxide::store::OperationRow& entry : store_->journal().UnfinishedOperations())
+    store_->journal().FinishOperation(entry.id, "failed", "test");
   AgeSimulator(11min);
   result = SweepOnce(sweep);
   EXPECT_EQ(result.deleted, 2u);
@@ -122,7 +123,8 @@ TEST_F(CloneSweepTest, DeletesOnlyStaleTemporaryCloneSnapshotsNoEntryNames) {
 TEST_F(CloneSweepTest, SweepsAtStartThenEveryPeriodOnTheInjectedClock) {
   const std::string left_before_start = TakeCloneSnapshot("pvc-left-before");
   AgeSimulator(30min);
-  CloneSnapshotSweep sweep(&clock(), &client(), store_.get(), {.max_age = 10min, .period = 1min});
+  CloneSnapshotSweep sweep(&clock(), &client(), &store_->journal(),
+                           {.max_age = 10min, .period = 1min});
   sweep.Start();
   ASSERT_TRUE(RunWithoutTime([&] { return sweep.sweeps() == 1; }));
   EXPECT_FALSE(Exists(left_before_start)) << "the start-up sweep deleted it";

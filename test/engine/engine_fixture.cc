@@ -90,13 +90,13 @@ bool EngineTest::Settle(std::chrono::milliseconds limit) {
 void EngineTest::CrashedWith(const std::string& kind, const std::string& volume,
                              const std::string& args,
                              const std::optional<oxide::store::VolumeRow>& row) {
-  store_->BeginOperation(kind, volume, args);
+  store_->journal().BeginOperation(kind, volume, args);
   if (row) store_->Put(*row);
   commit_->Flush();
 }
 
 int64_t EngineTest::PendingEntries() {
-  return static_cast<int64_t>(store_->UnfinishedOperations().size());
+  return static_cast<int64_t>(store_->journal().UnfinishedOperations().size());
 }
 
 std::string EngineTest::EntryState(int64_t id) {

@@ -1,10 +1,12 @@
-// The controller's view of Oxide health (engine/oxide_credentials_check.h) on the ManualClock:
+// The controller's view of Oxide health (engine/oxide_health.h) on the ManualClock:
 // the real Oxide client against the real oxide-sim, which the tests stop, start again on the same
 // port and switch to other tokens. Time moves only when a test says, so the grace and the backoff
 // are checked to the millisecond, and a 30-minute outage takes no longer than a short one.
 // What is checked is what an operator sees: the gauges oxide_csi_oxide_api_up, _token_valid and
 // _project_found, and the log records (one error when a thing goes bad, one info when it is
 // well again). Probe no longer reads this view at all (its integration test: probe_test.cc).
+#include "engine/oxide_health.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -16,7 +18,6 @@
 #include <vector>
 
 #include "backend_fixture.h"
-#include "engine/oxide_credentials_check.h"
 #include "metrics/plugin_metrics.h"
 #include "util/log.h"
 
@@ -25,7 +26,7 @@ namespace {
 
 using backend_test::Status;
 using backend_test::StatusCode;
-using oxide::engine::OxideCredentialsCheck;
+using oxide::engine::OxideHealth;
 using oxide::engine::Rfc3339Utc;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
@@ -70,7 +71,7 @@ class OxideHealthTest : public backend_test::BackendTest {
   }
 
   void StartCheck(milliseconds grace = seconds(60)) {
-    check_ = std::make_unique<OxideCredentialsCheck>(&clock(), &client(), grace);
+    check_ = std::make_unique<OxideHealth>(&clock(), &client(), grace);
     check_->Start();
     ASSERT_TRUE(RunUntilIdle());
   }
@@ -109,7 +110,7 @@ class OxideHealthTest : public backend_test::BackendTest {
   int port_ = 0;
   std::string log_path_;
   int log_fd_ = -1;
-  std::unique_ptr<OxideCredentialsCheck> check_;
+  std::unique_ptr<OxideHealth> check_;
 };
 
 TEST_F(OxideHealthTest, EveryGaugeReadsOneWhenOxideAcceptsTheTokenAndTheProjectExists) {
@@ -149,7 +150,7 @@ TEST_F(OxideHealthTest, AThirtyMinuteOutageShowsOnBothGaugesAtTheGraceWithOneRec
 
   // No call arrives: the check's own retries notice Oxide is back within the backoff cap.
   StartSimAgain();
-  Elapse(OxideCredentialsCheck::kMaxBackoff);
+  Elapse(OxideHealth::kMaxBackoff);
   EXPECT_EQ(ApiUp(), 1);
   EXPECT_EQ(TokenValid(), 1);
   const std::vector<nlohmann::json> recovered = Records("info", kAnswersAgain);
@@ -211,7 +212,7 @@ TEST_F(OxideHealthTest, ATokenNeverCheckedBecauseOxideWasDownIsCheckedOnceItAnsw
   Elapse(seconds(10));  // the first check and a few rechecks find no Oxide
   EXPECT_EQ(TokenValid(), 1) << "unverified, inside the grace";
   StartSimAgain({"--token", kOtherToken});
-  Elapse(OxideCredentialsCheck::kMaxBackoff);
+  Elapse(OxideHealth::kMaxBackoff);
   EXPECT_EQ(ApiUp(), 1);
   EXPECT_EQ(TokenValid(), 0);
   const std::vector<nlohmann::json> errors = Records("error");
@@ -242,7 +243,7 @@ TEST_F(OxideHealthTest, AConfirmed401ZeroesTheTokenGaugeOnceUntilOxideAcceptsThe
   Elapse(seconds(120));  // rechecks go on, backing off to the cap
   EXPECT_EQ(Records("error", kRejected).size(), 1u) << "once, not per check:\n" << Log();
   AcceptTokens({sim_test::SimProcess::kToken});
-  Elapse(OxideCredentialsCheck::kMaxBackoff);
+  Elapse(OxideHealth::kMaxBackoff);
   EXPECT_EQ(TokenValid(), 1);
   EXPECT_EQ(Records("info", kAcceptedAgain).size(), 1u) << Log();
   EXPECT_EQ(Records("error").size(), 1u) << Log();

@@ -62,8 +62,8 @@ class SnapshotEngineTest : public backend_test::BackendTest {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     db_ = std::move(*opened);
     commit_ = std::make_unique<oxide::store::GroupCommit>(loop(), db_.get());
-    journal_ = std::make_unique<oxide::store::VolumeStore>(db_.get(), commit_.get(),
-                                                           [this] { return clock().WallMillis(); });
+    journal_ = std::make_unique<oxide::store::Journal>(db_.get(), commit_.get(),
+                                                       [this] { return clock().WallMillis(); });
     snapshots_ = std::make_unique<oxide::store::SnapshotStore>(db_.get(), commit_.get());
     SnapshotEngineOptions options;
     options.uploads.first = 100ms;
@@ -115,7 +115,7 @@ class SnapshotEngineTest : public backend_test::BackendTest {
   const char* vfs_ = nullptr;  // SQLite's default; FaultyVfs::kName where a test fails writes
   std::unique_ptr<oxide::store::StateDb> db_;
   std::unique_ptr<oxide::store::GroupCommit> commit_;
-  std::unique_ptr<oxide::store::VolumeStore> journal_;
+  std::unique_ptr<oxide::store::Journal> journal_;
   std::unique_ptr<oxide::store::SnapshotStore> snapshots_;
   std::unique_ptr<SnapshotEngine> engine_;
 };

@@ -184,20 +184,20 @@ TEST_F(GroupCommitTest, PendingOperationsGaugeFollowsTheJournalThroughAFailedCom
   metrics::Gauge& pending = metrics::Families().operations_pending.With({"publish"});
   const double before = pending.value();
   std::optional<Status> first, second;
-  const int64_t kept = store_->BeginOperation("publish", "vol-kept", "{}");
+  const int64_t kept = store_->journal().BeginOperation("publish", "vol-kept", "{}");
   commit_->WhenDurable([&](Status s) { first = s; });
   RunUntil([&] { return first.has_value(); });
   ASSERT_TRUE(first->ok());
   EXPECT_EQ(pending.value(), before + 1);
   FaultyVfs::FailWrites(true);
-  store_->BeginOperation("publish", "vol-lost", "{}");
+  store_->journal().BeginOperation("publish", "vol-lost", "{}");
   EXPECT_EQ(pending.value(), before + 2) << "counted as soon as it is journaled";
   commit_->WhenDurable([&](Status s) { second = s; });
   RunUntil([&] { return second.has_value(); });
   FaultyVfs::FailWrites(false);
   EXPECT_FALSE(second->ok());
   EXPECT_EQ(pending.value(), before + 1) << "the undone entry is no longer pending";
-  store_->FinishOperation(kept, "done", "");
+  store_->journal().FinishOperation(kept, "done", "");
   EXPECT_EQ(pending.value(), before);
 }
 

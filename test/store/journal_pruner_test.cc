@@ -35,7 +35,7 @@ class JournalPrunerTest : public StoreFileTest {
     retention.max_finished = kKeep;
     retention.batch = kBatch;
     pruner_ = std::make_unique<JournalPruner>(&clock_, commit_.get(), retention);
-    store_->SetFinishListener([this] { pruner_->NoteFinished(); });
+    store_->journal().SetFinishListener([this] { pruner_->NoteFinished(); });
   }
   void ReleaseStores() override { pruner_.reset(); }
 
@@ -45,9 +45,9 @@ class JournalPrunerTest : public StoreFileTest {
   int64_t FinishMany(int n, const std::string& args = "{}") {
     int64_t first = 0;
     for (int i = 0; i < n; ++i) {
-      int64_t id = store_->BeginOperation("create", "disk-" + std::to_string(i), args);
+      int64_t id = store_->journal().BeginOperation("create", "disk-" + std::to_string(i), args);
       if (first == 0) first = id;
-      store_->FinishOperation(id, "done", "OK");
+      store_->journal().FinishOperation(id, "done", "OK");
     }
     Durable();
     return first;
@@ -87,7 +87,8 @@ TEST_F(JournalPrunerTest, AFailingStepFailsNoCallersWriteOfTheSameTurn) {
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
   ASSERT_TRUE(clock_.AdvanceToNextTimer());  // the step writes its DELETE in this turn...
-  const int64_t id = store_->BeginOperation("create", "disk-same-turn", "{}");  // ...and a caller
+  const int64_t id =
+      store_->journal().BeginOperation("create", "disk-same-turn", "{}");  // ...and a caller
   std::optional<Status> callers;
   commit_->WhenDurable([&](Status committed) { callers = committed; });
   Durable();
@@ -124,7 +125,7 @@ TEST_F(JournalPrunerTest, KeepsTheNewestFinishedAndUnfinishedEntriesInBoundedSte
   // Three entries that never finish, among 150 finished ones.
   int64_t pending[3];
   for (int64_t& id : pending)
-    id = store_->BeginOperation("delete", "vol-pending", "{}");
+    id = store_->journal().BeginOperation("delete", "vol-pending", "{}");
   const int64_t first = FinishMany(150);
   ASSERT_EQ(Finished(), 150);
 
@@ -135,7 +136,7 @@ TEST_F(JournalPrunerTest, KeepsTheNewestFinishedAndUnfinishedEntriesInBoundedSte
   // Oldest first: the first 50 went, the newest 100 stay.
   EXPECT_EQ(Count("SELECT min(id) FROM operations WHERE state != 'pending'"), first + 50);
   EXPECT_EQ(Count("SELECT count(*) FROM operations WHERE state = 'pending'"), 3);
-  EXPECT_EQ(store_->UnfinishedOperations().size(), 3u);
+  EXPECT_EQ(store_->journal().UnfinishedOperations().size(), 3u);
   // Idle now: the next step waits for the period.
   ASSERT_TRUE(clock_.NextDue().has_value());
   EXPECT_EQ(*clock_.NextDue() - clock_.Now(), pruner_->retention().period);
@@ -148,7 +149,7 @@ TEST_F(JournalPrunerTest, KeepsTheNewestFinishedAndUnfinishedEntriesInBoundedSte
   EXPECT_EQ(Finished(), 0);
   EXPECT_EQ(Count("SELECT count(*) FROM operations WHERE state = 'pending'"), 3);
   for (int64_t id : pending)
-    EXPECT_TRUE(store_->FindUnfinishedOperation(id).has_value());
+    EXPECT_TRUE(store_->journal().FindUnfinishedOperation(id).has_value());
 }
 
 TEST_F(JournalPrunerTest, ABurstOfFinishedEntriesBringsTheNextStepForward) {
@@ -205,7 +206,8 @@ TEST_F(JournalPrunerTest, TheFileShrinksAndTheWalIsTruncatedAfterPruning) {
 }
 
 TEST_F(JournalPrunerTest, ARestartAfterPruningFindsTheUnfinishedEntriesAndNewIds) {
-  const int64_t open_entry = store_->BeginOperation("publish", "vol-open", "{\"node\":\"n1\"}");
+  const int64_t open_entry =
+      store_->journal().BeginOperation("publish", "vol-open", "{\"node\":\"n1\"}");
   FinishMany(kKeep + 3 * kBatch);
   pruner_->Start();
   RunUntilIdle();
@@ -215,10 +217,10 @@ TEST_F(JournalPrunerTest, ARestartAfterPruningFindsTheUnfinishedEntriesAndNewIds
   store_.reset();
   MakeStore();
   ASSERT_TRUE(store_->load_status().ok());
-  ASSERT_EQ(store_->UnfinishedOperations().size(), 1u);
-  EXPECT_EQ(store_->UnfinishedOperations()[0].id, open_entry);
-  EXPECT_EQ(store_->UnfinishedOperations()[0].args, "{\"node\":\"n1\"}");
-  EXPECT_GT(store_->BeginOperation("create", "vol-new", "{}"), newest);
+  ASSERT_EQ(store_->journal().UnfinishedOperations().size(), 1u);
+  EXPECT_EQ(store_->journal().UnfinishedOperations()[0].id, open_entry);
+  EXPECT_EQ(store_->journal().UnfinishedOperations()[0].args, "{\"node\":\"n1\"}");
+  EXPECT_GT(store_->journal().BeginOperation("create", "vol-new", "{}"), newest);
   Durable();
   EXPECT_EQ(Finished(), kKeep);
 }

@@ -56,7 +56,7 @@ class StoreThreadsTest : public ::testing::Test {
       volume.disk_name = "disk-1";
       volume.state = "CREATING";
       volumes_->Put(volume);
-      volumes_->BeginOperation("create", "disk-1", "{}");
+      volumes_->journal().BeginOperation("create", "disk-1", "{}");
       SnapshotRow snapshot;
       snapshot.snapshot_name = "snap-1";
       snapshot.state = "creating";

@@ -135,19 +135,19 @@ TEST_F(VolumeStoreTest, SnapshotRowsByNameIdAndThoseStillCreating) {
 }
 
 TEST_F(VolumeStoreTest, JournalEntriesOpenAndCloseAndOnlyUnfinishedOnesStayInMemory) {
-  const int64_t first = store_->BeginOperation("create", "disk-a", R"({"co_name":"a"})");
-  const int64_t second = store_->BeginOperation("delete", "vol-b", "{}");
+  const int64_t first = store_->journal().BeginOperation("create", "disk-a", R"({"co_name":"a"})");
+  const int64_t second = store_->journal().BeginOperation("delete", "vol-b", "{}");
   EXPECT_GT(second, first);
   Durable();
-  auto open = store_->UnfinishedOperations();
+  auto open = store_->journal().UnfinishedOperations();
   ASSERT_EQ(open.size(), 2u);
   EXPECT_EQ(open[0].kind, "create");
   EXPECT_EQ(open[0].args, R"({"co_name":"a"})");
-  store_->FinishOperation(first, "done", "OK");
+  store_->journal().FinishOperation(first, "done", "OK");
   Durable();
-  ASSERT_EQ(store_->UnfinishedOperations().size(), 1u);
-  EXPECT_FALSE(store_->FindUnfinishedOperation(first).has_value());
-  EXPECT_TRUE(store_->FindUnfinishedOperation(second).has_value());
+  ASSERT_EQ(store_->journal().UnfinishedOperations().size(), 1u);
+  EXPECT_FALSE(store_->journal().FindUnfinishedOperation(first).has_value());
+  EXPECT_TRUE(store_->journal().FindUnfinishedOperation(second).has_value());
   const std::string first_row =
       "SELECT count(*) FROM operations WHERE id = " + std::to_string(first) +
       " AND state = 'done' AND outcome = 'OK'";
@@ -155,9 +155,9 @@ TEST_F(VolumeStoreTest, JournalEntriesOpenAndCloseAndOnlyUnfinishedOnesStayInMem
   // A restart reads the unfinished entry back and numbers new entries after every old one.
   store_.reset();
   MakeVolumeStore();
-  ASSERT_EQ(store_->UnfinishedOperations().size(), 1u);
-  EXPECT_EQ(store_->UnfinishedOperations()[0].id, second);
-  EXPECT_GT(store_->BeginOperation("publish", "vol-c", "{}"), second);
+  ASSERT_EQ(store_->journal().UnfinishedOperations().size(), 1u);
+  EXPECT_EQ(store_->journal().UnfinishedOperations()[0].id, second);
+  EXPECT_GT(store_->journal().BeginOperation("publish", "vol-c", "{}"), second);
 }
 
 TEST(VolumeStoreMigration, ASchemaOneDatabaseIsUpgradedKeepingItsData) {
@@ -191,9 +191,9 @@ TEST_F(VolumeStoreTest, TheOldestPendingGaugeGivesTheStartOfTheOldestUnfinishedE
   metrics::Gauge& oldest = metrics::Families().oldest_pending_operation_start.With({});
   const double t0 = static_cast<double>(clock_.WallMillis()) / 1e3;
   EXPECT_EQ(oldest.value(), 0) << "nothing pending";
-  const int64_t first = store_->BeginOperation("create", "disk-a", "{}");
+  const int64_t first = store_->journal().BeginOperation("create", "disk-a", "{}");
   clock_.Advance(std::chrono::minutes(20));
-  const int64_t second = store_->BeginOperation("delete", "vol-b", "{}");
+  const int64_t second = store_->journal().BeginOperation("delete", "vol-b", "{}");
   EXPECT_EQ(oldest.value(), t0);
   Durable();
   // A restart reads the unfinished entries back with their times.
@@ -201,9 +201,9 @@ TEST_F(VolumeStoreTest, TheOldestPendingGaugeGivesTheStartOfTheOldestUnfinishedE
   oldest.Set(-1);
   MakeVolumeStore();
   EXPECT_EQ(oldest.value(), t0);
-  store_->FinishOperation(first, "done", "");
+  store_->journal().FinishOperation(first, "done", "");
   EXPECT_EQ(oldest.value(), t0 + 20 * 60) << "the next oldest";
-  store_->FinishOperation(second, "done", "");
+  store_->journal().FinishOperation(second, "done", "");
   EXPECT_EQ(oldest.value(), 0);
   Durable();
 }

@@ -30,17 +30,17 @@
 
 namespace oxide::engine {
 
-class OxideCredentialsCheck : public backend::TokenObserver, public backend::AnswerObserver {
+class OxideHealth : public backend::TokenObserver, public backend::AnswerObserver {
  public:
   static constexpr std::chrono::milliseconds kFirstBackoff{1000};
   static constexpr std::chrono::milliseconds kMaxBackoff{30000};
 
-  OxideCredentialsCheck(Clock* clock, backend::OxideClient* oxide,
-                        std::chrono::milliseconds grace = std::chrono::seconds(60),
-                        std::chrono::milliseconds period = std::chrono::minutes(1));
-  ~OxideCredentialsCheck() override;
-  OxideCredentialsCheck(const OxideCredentialsCheck&) = delete;
-  OxideCredentialsCheck& operator=(const OxideCredentialsCheck&) = delete;
+  OxideHealth(Clock* clock, backend::OxideClient* oxide,
+              std::chrono::milliseconds grace = std::chrono::seconds(60),
+              std::chrono::milliseconds period = std::chrono::minutes(1));
+  ~OxideHealth() override;
+  OxideHealth(const OxideHealth&) = delete;
+  OxideHealth& operator=(const OxideHealth&) = delete;
 
   void Start();
   // What the gauges say: Oxide has answered within the grace; it accepts the token (and has

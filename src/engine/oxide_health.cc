@@ -1,4 +1,4 @@
-#include "engine/oxide_credentials_check.h"
+#include "engine/oxide_health.h"
 
 #include <algorithm>
 #include <ctime>
@@ -33,16 +33,15 @@ std::string Rfc3339Utc(int64_t wall_ms) {
   return text;
 }
 
-OxideCredentialsCheck::OxideCredentialsCheck(Clock* clock, backend::OxideClient* oxide,
-                                             std::chrono::milliseconds grace,
-                                             std::chrono::milliseconds period)
+OxideHealth::OxideHealth(Clock* clock, backend::OxideClient* oxide, std::chrono::milliseconds grace,
+                         std::chrono::milliseconds period)
     : clock_(clock), oxide_(oxide), grace_(grace), period_(period) {
   oxide_->token().set_observer(this);
   oxide_->set_answer_observer(this);
   Publish();  // all well until Oxide says otherwise (or does not answer for the grace)
 }
 
-OxideCredentialsCheck::~OxideCredentialsCheck() {
+OxideHealth::~OxideHealth() {
   *alive_ = false;
   oxide_->token().set_observer(nullptr);
   oxide_->set_answer_observer(nullptr);
@@ -50,18 +49,18 @@ OxideCredentialsCheck::~OxideCredentialsCheck() {
   if (grace_timer_ != 0) clock_->CancelTimer(grace_timer_);
 }
 
-void OxideCredentialsCheck::Start() {
+void OxideHealth::Start() {
   Check();
 }
 
-void OxideCredentialsCheck::Publish() const {
+void OxideHealth::Publish() const {
   metrics::PluginFamilies& families = metrics::Families();
   families.oxide_api_up.With({}).Set(api_up() ? 1 : 0);
   families.oxide_token_valid.With({}).Set(token_valid() ? 1 : 0);
   families.oxide_project_found.With({}).Set(project_found() ? 1 : 0);
 }
 
-void OxideCredentialsCheck::TokenReplaced() {
+void OxideHealth::TokenReplaced() {
   if (checking_) {
     check_again_ = true;  // the check under way may have sent the old token
     return;
@@ -71,13 +70,13 @@ void OxideCredentialsCheck::TokenReplaced() {
 
 // The transport reloaded the token source after a 401 and it still holds the refused token. The
 // same final 401 reaches OxideAnswered too; either way it is a suspicion for the check to decide.
-void OxideCredentialsCheck::TokenRejected() {
+void OxideHealth::TokenRejected() {
   if (checking_ || token_ == TokenState::kRejected) return;
   token_ = TokenState::kSuspect;
   RecheckWithin(std::chrono::milliseconds(0));
 }
 
-void OxideCredentialsCheck::OxideAnswered(const backend::HttpResponse& response) {
+void OxideHealth::OxideAnswered(const backend::HttpResponse& response) {
   if (NoAnswer(response)) {
     if (!outage_since_) OutageStarted();
     return;
@@ -88,7 +87,7 @@ void OxideCredentialsCheck::OxideAnswered(const backend::HttpResponse& response)
   if (response.status == kUnauthorized) TokenRejected();
 }
 
-void OxideCredentialsCheck::OutageStarted() {
+void OxideHealth::OutageStarted() {
   outage_since_ = clock_->Now();
   outage_since_wall_ms_ = clock_->WallMillis();
   outage_reported_ = false;
@@ -104,14 +103,14 @@ void OxideCredentialsCheck::OutageStarted() {
   RecheckWithin(backoff_);  // recovery is noticed even when no call comes
 }
 
-void OxideCredentialsCheck::OutagePassedGrace() {
+void OxideHealth::OutagePassedGrace() {
   outage_reported_ = true;
   Publish();
   log::Error("cannot reach the Oxide API",
              {{"since", Rfc3339Utc(outage_since_wall_ms_)}, {"grace", Seconds(grace_)}});
 }
 
-void OxideCredentialsCheck::OutageEnded() {
+void OxideHealth::OutageEnded() {
   // Info when the outage was reported (the gauges said so), debug for a blip inside the grace.
   const bool reported = outage_reported_;
   outage_since_.reset();
@@ -124,7 +123,7 @@ void OxideCredentialsCheck::OutageEnded() {
     log::Write(level, "Oxide answers again", {{"since", Rfc3339Utc(outage_since_wall_ms_)}});
 }
 
-void OxideCredentialsCheck::Rejected(const std::string& why) {
+void OxideHealth::Rejected(const std::string& why) {
   const bool changed = token_ != TokenState::kRejected;
   token_ = TokenState::kRejected;
   if (!changed) return;
@@ -132,17 +131,17 @@ void OxideCredentialsCheck::Rejected(const std::string& why) {
   log::Error(kRejected, {{"error", why}});
 }
 
-bool OxideCredentialsCheck::NeedsRecheck() const {
+bool OxideHealth::NeedsRecheck() const {
   return token_ != TokenState::kAccepted || outage_since_.has_value();
 }
 
-void OxideCredentialsCheck::RecheckWithin(std::chrono::milliseconds delay) {
+void OxideHealth::RecheckWithin(std::chrono::milliseconds delay) {
   if (checking_) return;  // Checked() schedules the next one from what it learnt
   if (next_ != 0 && next_due_ <= clock_->Now() + delay) return;
   ScheduleCheck(delay);
 }
 
-void OxideCredentialsCheck::ScheduleCheck(std::chrono::milliseconds delay) {
+void OxideHealth::ScheduleCheck(std::chrono::milliseconds delay) {
   if (next_ != 0) clock_->CancelTimer(next_);
   next_due_ = clock_->Now() + delay;
   next_ = clock_->StartTimer(delay, [this] {
@@ -151,7 +150,7 @@ void OxideCredentialsCheck::ScheduleCheck(std::chrono::milliseconds delay) {
   });
 }
 
-void OxideCredentialsCheck::Check() {
+void OxideHealth::Check() {
   checking_ = true;
   oxide_->GetCurrentUser([this, alive = alive_](StatusOr<backend::CurrentUser> user) {
     if (!*alive) return;
@@ -170,7 +169,7 @@ void OxideCredentialsCheck::Check() {
 }
 
 // The token works; the project must exist and be visible to the token's user too.
-void OxideCredentialsCheck::CheckProject(bool recovering) {
+void OxideHealth::CheckProject(bool recovering) {
   oxide_->GetProject(
       oxide_->project(), [this, alive = alive_, recovering](StatusOr<backend::Project> project) {
         if (!*alive) return;
@@ -193,7 +192,7 @@ void OxideCredentialsCheck::CheckProject(bool recovering) {
       });
 }
 
-void OxideCredentialsCheck::Checked() {
+void OxideHealth::Checked() {
   checking_ = false;
   if (check_again_) {
     check_again_ = false;

@@ -1,0 +1,71 @@
+// The one reader of journal entries (engine/journal_entry.h): kinds and arguments as the engines
+// journal them, and arguments a damaged or foreign entry holds (read as none, never a throw).
+#include "engine/journal_entry.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using oxide::engine::JournalEntry;
+using oxide::engine::NodeArgs;
+using oxide::engine::OperationKind;
+using oxide::engine::OperationKindName;
+using oxide::engine::ReadJournalEntry;
+using oxide::store::OperationRow;
+
+OperationRow Row(const std::string& kind, const std::string& subject, const std::string& args) {
+  return {.id = 7, .kind = kind, .subject = subject, .args = args, .started_ms = 0};
+}
+
+TEST(JournalEntryTest, AClonesCreateGivesItsKindSubjectNameAndTemporarySnapshot) {
+  JournalEntry entry =
+      ReadJournalEntry(Row("create", "csi-disk-1",
+                           R"({"co_name":"pvc-1","size":1073741824,"block_size":4096,)"
+                           R"("clone_source":"vol-0","temp_snapshot":"csi-clone-1"})"));
+  EXPECT_EQ(entry.id, 7);
+  EXPECT_EQ(entry.kind, OperationKind::kCreate);
+  EXPECT_EQ(entry.kind_name, "create");
+  EXPECT_EQ(entry.subject, "csi-disk-1");
+  EXPECT_EQ(entry.co_name, "pvc-1");
+  EXPECT_EQ(entry.temp_snapshot, "csi-clone-1");
+  EXPECT_EQ(entry.node, "");
+  EXPECT_FALSE(entry.IsSnapshotOperation());
+}
+
+TEST(JournalEntryTest, APublishAndAnUnpublishReadBackTheNodeTheyWereJournaledWith) {
+  for (OperationKind kind : {OperationKind::kPublish, OperationKind::kUnpublish}) {
+    JournalEntry entry =
+        ReadJournalEntry(Row(OperationKindName(kind), "vol-1", NodeArgs("inst-9")));
+    EXPECT_EQ(entry.kind, kind);
+    EXPECT_EQ(entry.node, "inst-9");
+    EXPECT_EQ(entry.co_name, "");
+  }
+}
+
+TEST(JournalEntryTest, EveryKindReadsBackUnderTheNameItIsJournaledBy) {
+  for (OperationKind kind : {OperationKind::kCreate, OperationKind::kDelete,
+                             OperationKind::kPublish, OperationKind::kUnpublish,
+                             OperationKind::kSnapshotCreate, OperationKind::kSnapshotDelete}) {
+    EXPECT_EQ(ReadJournalEntry(Row(OperationKindName(kind), "x", "{}")).kind, kind);
+  }
+  EXPECT_TRUE(ReadJournalEntry(Row("snapshot_create", "snap-1", "{}")).IsSnapshotOperation());
+  EXPECT_TRUE(ReadJournalEntry(Row("snapshot_delete", "id-1", "{}")).IsSnapshotOperation());
+}
+
+TEST(JournalEntryTest, AnUnknownKindAndDamagedArgumentsReadAsNoneWithoutThrowing) {
+  JournalEntry unknown = ReadJournalEntry(Row("resize", "vol-1", R"({"co_name":"a"})"));
+  EXPECT_EQ(unknown.kind, OperationKind::kUnknown);
+  EXPECT_EQ(unknown.kind_name, "resize");
+  EXPECT_EQ(unknown.co_name, "a");
+  // A later version's snapshot kind is still the snapshot engine's, never the volume engine's.
+  EXPECT_TRUE(ReadJournalEntry(Row("snapshot_restore", "s", "{}")).IsSnapshotOperation());
+  for (const char* args : {"", "not json", "[1,2]", "\"text\"", R"({"co_name":5,"node":null})"}) {
+    JournalEntry entry = ReadJournalEntry(Row("publish", "vol-1", args));
+    EXPECT_EQ(entry.kind, OperationKind::kPublish) << args;
+    EXPECT_EQ(entry.co_name, "") << args;
+    EXPECT_EQ(entry.node, "") << args;
+    EXPECT_EQ(entry.temp_snapshot, "") << args;
+  }
+}
+
+}  // namespace
