@@ -8,8 +8,10 @@
 namespace oxide {
 
 StatusOr<std::unique_ptr<ControllerAssembly>> ControllerAssembly::Create(
-    const Settings& settings, const LoopServices& services, rpc::CsiHandlers& handlers) {
-  std::unique_ptr<ControllerAssembly> assembly(new ControllerAssembly(settings, services));
+    const Settings& settings, const backend::ClientConfig& oxide_config,
+    const LoopServices& services, rpc::CsiHandlers& handlers) {
+  std::unique_ptr<ControllerAssembly> assembly(
+      new ControllerAssembly(settings, oxide_config, services));
   for (const Status* loaded :
        {&assembly->volumes_.load_status(), &assembly->snapshot_rows_.load_status()}) {
     if (!loaded->ok()) return *loaded;
@@ -19,11 +21,12 @@ StatusOr<std::unique_ptr<ControllerAssembly>> ControllerAssembly::Create(
   return assembly;
 }
 
-ControllerAssembly::ControllerAssembly(const Settings& settings, const LoopServices& services)
+ControllerAssembly::ControllerAssembly(const Settings& settings,
+                                       const backend::ClientConfig& oxide_config,
+                                       const LoopServices& services)
     : settings_(settings),
       services_(services),
-      oxide_(backend::OxideClient::Create(services.loop->uv(), services.clock,
-                                          backend::ClientConfigFromSettings(settings))),
+      oxide_(backend::OxideClient::Create(services.loop->uv(), services.clock, oxide_config)),
       journal_pruner_(services.clock, services.commit),
       volumes_(services.db, services.commit,
                [clock = services.clock] { return clock->WallMillis(); }),

@@ -28,12 +28,12 @@ namespace oxide {
 
 class ControllerAssembly {
  public:
-  // Builds the parts and registers the Controller service in `handlers`; rows of the journal or
-  // of the snapshots that cannot be read stop the start (the error says why). `settings`
-  // outlives the assembly.
-  static StatusOr<std::unique_ptr<ControllerAssembly>> Create(const Settings& settings,
-                                                              const LoopServices& services,
-                                                              rpc::CsiHandlers& handlers);
+  // Builds the parts (the Oxide client from `oxide_config`) and registers the Controller service
+  // in `handlers`; rows of the journal or of the snapshots that cannot be read stop the start (the
+  // error says why). `settings` outlives the assembly.
+  static StatusOr<std::unique_ptr<ControllerAssembly>> Create(
+      const Settings& settings, const backend::ClientConfig& oxide_config,
+      const LoopServices& services, rpc::CsiHandlers& handlers);
 
   // Once the socket serves: the unfinished operations are recovered and the background work (the
   // journal pruner, the Oxide health view, the clone snapshot sweep) starts.
@@ -44,7 +44,8 @@ class ControllerAssembly {
   void AddDrainSources(std::vector<OperationDrain::Source>* sources);
 
  private:
-  ControllerAssembly(const Settings& settings, const LoopServices& services);
+  ControllerAssembly(const Settings& settings, const backend::ClientConfig& oxide_config,
+                     const LoopServices& services);
   // The parts that need the rows loaded.
   void BuildServices();
 

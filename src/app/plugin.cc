@@ -9,6 +9,7 @@
 #include "app/provider_id_phase.h"
 #include "app/sqlite_log.h"
 #include "backend/curl_library.h"
+#include "backend/oxide_client.h"
 #include "metrics/plugin_metrics.h"
 #include "node/instance_identity.h"
 #include "rpc/library_logs.h"
@@ -62,6 +63,8 @@ int CannotStart(const std::string& why) {
 
 int RunPlugin(const Settings& settings) {
   PrepareProcess(settings);
+  // The Oxide client's configuration (API, project, token, TLS), for a controller.
+  const backend::ClientConfig oxide_config = backend::ClientConfigFromSettings(settings);
   if (std::string error; settings.ServesController() && !backend::LoadCurl(&error)) {
     return CannotStart(error);
   }
@@ -78,7 +81,7 @@ int RunPlugin(const Settings& settings) {
   if (!state_db.ok()) return CannotStart(state_db.status().message());
 
   ProcessAssembly process(settings, state_db->get());
-  if (Status built = process.Build(identity ? &*identity : nullptr); !built.ok()) {
+  if (Status built = process.Build(oxide_config, identity ? &*identity : nullptr); !built.ok()) {
     return CannotStart(built.message());
   }
   if (Status serving = process.Serve(); !serving.ok()) return CannotStart(serving.message());

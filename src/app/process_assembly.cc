@@ -34,10 +34,11 @@ LoopServices ProcessAssembly::Services() {
   return {.loop = &loop_, .clock = &clock_, .db = db_, .commit = &commit_};
 }
 
-Status ProcessAssembly::Build(const node::NodeIdentity* identity) {
+Status ProcessAssembly::Build(const backend::ClientConfig& oxide_config,
+                              const node::NodeIdentity* identity) {
   rpc::CsiHandlers handlers;
   if (settings_.ServesController()) {
-    auto built = ControllerAssembly::Create(settings_, Services(), handlers);
+    auto built = ControllerAssembly::Create(settings_, oxide_config, Services(), handlers);
     if (!built.ok()) return built.status();
     controller_ = std::move(*built);
   }

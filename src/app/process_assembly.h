@@ -17,6 +17,7 @@
 #include "app/node_assembly.h"
 #include "app/operation_drain.h"
 #include "app/signal_watch.h"
+#include "backend/oxide_client.h"
 #include "config/settings.h"
 #include "csi/identity_service.h"
 #include "loop/clock.h"
@@ -39,9 +40,9 @@ class ProcessAssembly {
   ProcessAssembly(const ProcessAssembly&) = delete;
   ProcessAssembly& operator=(const ProcessAssembly&) = delete;
 
-  // The controller (when served), the Identity service, the node (when served, for `identity`)
-  // and the server; an error stops the start.
-  Status Build(const node::NodeIdentity* identity);
+  // The controller (when served, its Oxide client from `oxide_config`), the Identity service, the
+  // node (when served, for `identity`) and the server; an error stops the start.
+  Status Build(const backend::ClientConfig& oxide_config, const node::NodeIdentity* identity);
   // Watches the signals, then serves the metrics and the socket; an error (a port or socket in
   // use) stops the start. Logs "oxide-csi-plugin serving".
   Status Serve();
