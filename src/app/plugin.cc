@@ -20,13 +20,16 @@
 namespace oxide {
 namespace {
 
-// Logging (the plugin's own, gRPC's and SQLite's), the secrets it must never show, the metrics.
-void PrepareProcess(const Settings& settings) {
+// The plugin's log, with gRPC's and SQLite's messages routed into it.
+void ConfigureLogging(const Settings& settings) {
   log::Configure(settings.log_level, settings.log_format);
   // Before any gRPC object or thread exists: libprotobuf's and gRPC's own messages become records.
   rpc::InstallLibraryLogRouting();
   if (!RouteSqliteLog()) log::Warn("SQLite was initialized before its log could be routed");
-  log::RegisterSecret(log::SecretKind::kOxideToken, settings.oxide_token);
+}
+
+// The plugin's metrics families, and a warning when TLS to the Oxide API is off.
+void RegisterMetricsAndWarn(const Settings& settings) {
   metrics::RegisterPluginMetrics(kVersion, ModeName(settings.mode));
   if (settings.ServesController() && settings.oxide_insecure) {
     log::Warn("--oxide-insecure: TLS verification of the Oxide API is OFF; use this only in tests");
@@ -62,9 +65,11 @@ int CannotStart(const std::string& why) {
 }  // namespace
 
 int RunPlugin(const Settings& settings) {
-  PrepareProcess(settings);
-  // The Oxide client's configuration (API, project, token, TLS), for a controller.
+  ConfigureLogging(settings);
+  // The Oxide token (never to be logged) and the Oxide client's configuration, for a controller.
+  log::RegisterSecret(log::SecretKind::kOxideToken, settings.oxide_token);
   const backend::ClientConfig oxide_config = backend::ClientConfigFromSettings(settings);
+  RegisterMetricsAndWarn(settings);
   if (std::string error; settings.ServesController() && !backend::LoadCurl(&error)) {
     return CannotStart(error);
   }
