@@ -4,6 +4,15 @@
 
 namespace oxide {
 
+metrics::MetricsServerOptions MetricsOptionsFromSettings(const Settings& settings,
+                                                         const metrics::WriteHealth* write_health) {
+  metrics::MetricsServerOptions options;
+  options.host = settings.metrics_host;
+  options.port = settings.metrics_port;
+  options.write_health = write_health;
+  return options;
+}
+
 MetricsEndpoint::MetricsEndpoint(uv_loop_t* loop, metrics::MetricsServerOptions options)
     : loop_(loop),
       host_(options.host),

@@ -7,10 +7,16 @@
 
 #include <memory>
 
+#include "config/settings.h"
 #include "metrics/metrics_server.h"
 #include "util/status.h"
 
 namespace oxide {
+
+// The endpoint's address from the settings (--metrics-host, --metrics-port); `write_health` (may be
+// null) is what /healthz reads of the state database.
+metrics::MetricsServerOptions MetricsOptionsFromSettings(const Settings& settings,
+                                                         const metrics::WriteHealth* write_health);
 
 class MetricsEndpoint {
  public:

@@ -3,10 +3,13 @@
 // 0 after a graceful shutdown, 2 when the plugin cannot start.
 #pragma once
 
+#include "backend/client_config.h"
 #include "config/settings.h"
 
 namespace oxide {
 
-int RunPlugin(const Settings& settings);
+// `oxide_config`: the Oxide client's, read by backend::ReadClientConfig (a controller's; unused
+// by a node).
+int RunPlugin(const Settings& settings, const backend::ClientConfig& oxide_config);
 
 }  // namespace oxide

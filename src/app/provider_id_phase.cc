@@ -2,12 +2,11 @@
 
 #include <uv.h>
 
-#include <atomic>
 #include <csignal>
-#include <memory>
 #include <optional>
 #include <string>
 
+#include "app/kubernetes_call.h"
 #include "app/metrics_endpoint.h"
 #include "loop/clock.h"
 #include "node/kubernetes_node_reader.h"
@@ -16,19 +15,6 @@
 
 namespace oxide {
 namespace {
-
-class Phase;
-
-// One read of the Node on libuv's worker pool; `work.data` points here. Freed by AfterRead.
-struct NodeRead {
-  uv_work_t work{};
-  Phase* phase = nullptr;
-  node::KubernetesApiOptions options;
-  std::string node_name;
-  std::atomic<bool> cancel{false};
-  StatusOr<node::KubernetesNode> result = Unavailable("not read");
-  node::ProviderIdWait::ReadDone done;
-};
 
 // The loop, the clock, the signals and the wait; everything runs on the main thread but the
 // blocking read itself.
@@ -60,10 +46,7 @@ class Phase {
       // plugin that is only waiting for the cloud controller manager.
       std::optional<MetricsEndpoint> endpoint;
       if (settings_.serve_metrics) {
-        metrics::MetricsServerOptions options;
-        options.host = settings_.metrics_host;
-        options.port = settings_.metrics_port;
-        endpoint.emplace(&uv_, std::move(options));
+        endpoint.emplace(&uv_, MetricsOptionsFromSettings(settings_, nullptr));
         if (Status started = endpoint->Start(); !started.ok()) {
           log::Warn("cannot serve /healthz while waiting for spec.providerID",
                     {{"error", started.message()}});
@@ -92,30 +75,12 @@ class Phase {
 
  private:
   void StartRead(node::ProviderIdWait::ReadDone done) {
-    auto read = std::make_unique<NodeRead>();
-    read->phase = this;
-    read->options = node::KubernetesOptionsFromSettings(settings_);
-    read->options.attempts = 1;  // the wait itself tries again
-    read->options.cancel = &read->cancel;
-    read->node_name = settings_.node_name;
-    read->done = std::move(done);
-    read->work.data = read.get();
-    if (uv_queue_work(&uv_, &read->work, &Phase::Read, &Phase::AfterRead) != 0) {
-      read->done(Unavailable("cannot queue the read of the Node"));
-      return;
-    }
-    in_flight_ = read.release();
-  }
-
-  static void Read(uv_work_t* work) {  // a worker thread
-    auto* read = static_cast<NodeRead*>(work->data);
-    read->result = node::ReadKubernetesNode(read->options, read->node_name);
-  }
-
-  static void AfterRead(uv_work_t* work, int /*status*/) {
-    std::unique_ptr<NodeRead> read(static_cast<NodeRead*>(work->data));
-    read->phase->in_flight_ = nullptr;
-    read->done(std::move(read->result));  // a stopped wait ignores it
+    read_.Start<StatusOr<node::KubernetesNode>>(
+        "the read of the Node",
+        [node_name = settings_.node_name](const node::KubernetesApiOptions& options) {
+          return node::ReadKubernetesNode(options, node_name);
+        },
+        std::move(done));
   }
 
   static void OnSignal(uv_signal_t* handle, int signum) {
@@ -124,7 +89,7 @@ class Phase {
               {{"signal", signum == SIGTERM ? "SIGTERM" : "SIGINT"}});
     self->stopped_ = true;
     if (self->wait_ != nullptr) self->wait_->Stop();
-    if (self->in_flight_ != nullptr) self->in_flight_->cancel = true;
+    self->read_.Cancel();
     self->CloseSignals();
   }
 
@@ -146,7 +111,7 @@ class Phase {
   bool signals_closed_ = false;
   node::ProviderIdWait* wait_ = nullptr;
   MetricsEndpoint* endpoint_ = nullptr;
-  NodeRead* in_flight_ = nullptr;
+  KubernetesCall read_{&uv_, settings_};  // the read in flight
   bool stopped_ = false;
   std::optional<StatusOr<std::string>> id_;
 };

@@ -10,6 +10,7 @@
 
 #include <memory>
 
+#include "app/kubernetes_call.h"
 #include "config/settings.h"
 #include "loop/clock.h"
 #include "node/startup_taint_removal.h"
@@ -30,15 +31,11 @@ class StartupTaintTask {
   void Stop();
 
  private:
-  struct Pass;
   void StartPass(node::StartupTaintRemoval::StepDone done);
-  static void RunPass(uv_work_t* work);
-  static void AfterPass(uv_work_t* work, int status);
 
-  uv_loop_t* uv_;
   const Settings& settings_;
+  KubernetesCall call_;  // the pass in flight
   std::unique_ptr<node::StartupTaintRemoval> removal_;
-  Pass* in_flight_ = nullptr;
 };
 
 }  // namespace oxide

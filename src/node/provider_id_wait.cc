@@ -1,6 +1,5 @@
 #include "node/provider_id_wait.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "node/instance_identity.h"
@@ -9,42 +8,26 @@
 namespace oxide::node {
 
 ProviderIdWait::ProviderIdWait(Clock* clock, Options options, ReadNode read, Finished finished)
-    : clock_(clock),
-      options_(std::move(options)),
+    : options_(std::move(options)),
       read_(std::move(read)),
-      finished_(std::move(finished)) {}
-
-ProviderIdWait::~ProviderIdWait() {
-  CancelTimers();
-  *self_ = nullptr;
-}
+      finished_(std::move(finished)),
+      retry_(
+          clock, BackoffRetry::TimingOf(options_), [this] { ReadNow(); }, [this] { Report(); }) {}
 
 void ProviderIdWait::Start(const KubernetesNode& first_read) {
-  waiting_ = true;
-  since_ = clock_->Now();
   last_node_ = first_read;
-  next_retry_ = options_.first_retry;
+  retry_.Start();
   Report();
-  read_timer_ = clock_->StartTimer(next_retry_, [this] { ReadNow(); });
-}
-
-void ProviderIdWait::Stop() {
-  waiting_ = false;
-  CancelTimers();
+  retry_.RetryLater();
 }
 
 void ProviderIdWait::ReadNow() {
-  read_timer_ = 0;
-  ++reads_;
-  read_([weak = std::weak_ptr<ProviderIdWait*>(self_)](StatusOr<KubernetesNode> node) {
-    std::shared_ptr<ProviderIdWait*> self = weak.lock();
-    if (self && *self != nullptr) (*self)->OnRead(std::move(node));
-  });
+  read_(retry_.Guard<StatusOr<KubernetesNode>>(
+      [this](StatusOr<KubernetesNode> node) { OnRead(std::move(node)); }));
 }
 
 void ProviderIdWait::OnRead(StatusOr<KubernetesNode> node) {
-  if (!waiting_) return;
-  const log::Number waited = WaitedSeconds();
+  const log::Number waited = retry_.WaitedSeconds();
   if (!node.ok()) {
     // The API server may be busy or restarting while the cluster comes up: keep trying; the next
     // report line says what the last read met.
@@ -68,12 +51,11 @@ void ProviderIdWait::OnRead(StatusOr<KubernetesNode> node) {
       return;
     }
   }
-  next_retry_ = std::min(next_retry_ * 2, options_.max_retry);
-  read_timer_ = clock_->StartTimer(next_retry_, [this] { ReadNow(); });
+  retry_.RetryLater();
 }
 
 void ProviderIdWait::Report() {
-  const log::Number waited = WaitedSeconds();
+  const log::Number waited = retry_.WaitedSeconds();
   const std::string why = last_node_.uninitialized
                               ? std::string("; taint ") + kUninitializedTaint + " present"
                               : std::string("; --wait-for-provider-id is set");
@@ -86,25 +68,11 @@ void ProviderIdWait::Report() {
   } else {
     log::Warn(message, {{"waited_seconds", waited}, {"last_read_error", last_error_}});
   }
-  report_timer_ = clock_->StartTimer(options_.report_every, [this] { Report(); });
 }
 
 void ProviderIdWait::Finish(StatusOr<std::string> id) {
-  waiting_ = false;
-  CancelTimers();
+  retry_.Stop();
   finished_(std::move(id));
-}
-
-log::Number ProviderIdWait::WaitedSeconds() const {
-  return log::Num(static_cast<int64_t>(
-      std::chrono::duration_cast<std::chrono::seconds>(clock_->Now() - since_).count()));
-}
-
-void ProviderIdWait::CancelTimers() {
-  for (Clock::TimerId* timer : {&read_timer_, &report_timer_}) {
-    if (*timer != 0) clock_->CancelTimer(*timer);
-    *timer = 0;
-  }
 }
 
 }  // namespace oxide::node

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "loop/clock.h"
+#include "node/backoff_retry.h"
 #include "node/kubernetes_node_reader.h"
 #include "util/log.h"
 #include "util/status.h"
@@ -37,8 +38,7 @@ class ProviderIdWait {
   using Finished = std::function<void(StatusOr<std::string>)>;
 
   ProviderIdWait(Clock* clock, Options options, ReadNode read, Finished finished);
-  // Cancels the timers; a read still in flight completes into nothing.
-  ~ProviderIdWait();
+  // Destroying it cancels the timers; a read still in flight completes into nothing.
   ProviderIdWait(const ProviderIdWait&) = delete;
   ProviderIdWait& operator=(const ProviderIdWait&) = delete;
 
@@ -46,34 +46,24 @@ class ProviderIdWait {
   // the first line now, reads again after `first_retry`.
   void Start(const KubernetesNode& first_read);
   // Stops waiting (a signal): no more reads or lines, `finished` is not called.
-  void Stop();
+  void Stop() { retry_.Stop(); }
 
-  bool waiting() const { return waiting_; }
-  int reads() const { return reads_; }  // re-reads started since Start
+  bool waiting() const { return retry_.running(); }
+  int reads() const { return retry_.attempts(); }  // re-reads started since Start
 
  private:
   void ReadNow();
   void OnRead(StatusOr<KubernetesNode> node);
   void Report();
   void Finish(StatusOr<std::string> id);
-  void CancelTimers();
-  log::Number WaitedSeconds() const;
 
-  Clock* clock_;
   const Options options_;
   ReadNode read_;
   Finished finished_;
 
-  bool waiting_ = false;
-  Clock::TimePoint since_{};
-  std::chrono::milliseconds next_retry_{0};
   KubernetesNode last_node_;
   std::string last_error_;  // of the latest read; empty when it succeeded
-  Clock::TimerId read_timer_ = 0;
-  Clock::TimerId report_timer_ = 0;
-  int reads_ = 0;
-  // Held by reads in flight: a read completing after this object is gone does nothing.
-  std::shared_ptr<ProviderIdWait*> self_ = std::make_shared<ProviderIdWait*>(this);
+  BackoffRetry retry_;
 };
 
 }  // namespace oxide::node

@@ -1,47 +1,28 @@
 #include "node/startup_taint_removal.h"
 
-#include <algorithm>
 #include <utility>
 
 namespace oxide::node {
 
 StartupTaintRemoval::StartupTaintRemoval(Clock* clock, Options options, Step step,
                                          Finished finished)
-    : clock_(clock),
-      options_(std::move(options)),
+    : options_(std::move(options)),
       step_(std::move(step)),
-      finished_(std::move(finished)) {}
-
-StartupTaintRemoval::~StartupTaintRemoval() {
-  CancelTimers();
-  *self_ = nullptr;
-}
+      finished_(std::move(finished)),
+      retry_(
+          clock, BackoffRetry::TimingOf(options_), [this] { PassNow(); }, [this] { Report(); }) {}
 
 void StartupTaintRemoval::Start() {
-  running_ = true;
-  since_ = clock_->Now();
-  next_retry_ = options_.first_retry;
-  report_timer_ = clock_->StartTimer(options_.report_every, [this] { Report(); });
-  PassNow();
-}
-
-void StartupTaintRemoval::Stop() {
-  running_ = false;
-  CancelTimers();
+  retry_.Start();
+  retry_.AttemptNow();
 }
 
 void StartupTaintRemoval::PassNow() {
-  pass_timer_ = 0;
-  ++passes_;
-  step_([weak = std::weak_ptr<StartupTaintRemoval*>(self_)](StatusOr<TaintStep> step) {
-    std::shared_ptr<StartupTaintRemoval*> self = weak.lock();
-    if (self && *self != nullptr) (*self)->OnPass(std::move(step));
-  });
+  step_(retry_.Guard<StatusOr<TaintStep>>(
+      [this](StatusOr<TaintStep> step) { OnPass(std::move(step)); }));
 }
 
 void StartupTaintRemoval::OnPass(StatusOr<TaintStep> step) {
-  if (!running_) return;
-  std::chrono::milliseconds delay = next_retry_;
   if (!step.ok()) {
     // Logged when the failure is new; a failure that repeats is in the minute's report line.
     if (last_error_ != step.status().message()) {
@@ -49,7 +30,7 @@ void StartupTaintRemoval::OnPass(StatusOr<TaintStep> step) {
                     " from Node " + options_.node_name +
                     " yet (pods with Oxide volumes are not scheduled to it meanwhile); retrying",
                 {{"error", step.status().message()},
-                 {"retry_in_ms", log::Num(static_cast<int64_t>(delay.count()))}});
+                 {"retry_in_ms", log::Num(static_cast<int64_t>(retry_.next_delay().count()))}});
     }
     last_error_ = step.status().message();
     last_was_conflict_ = false;
@@ -76,16 +57,15 @@ void StartupTaintRemoval::OnPass(StatusOr<TaintStep> step) {
         // Someone changed the taints between the read and the patch: read again soon, backing
         // off if it keeps happening.
         ++conflicts_;
-        if (!last_was_conflict_) delay = next_retry_ = options_.first_retry;
+        if (!last_was_conflict_) retry_.ResetDelay();
         last_was_conflict_ = true;
         log::Info("the taints of Node " + options_.node_name +
                       " changed while the startup taint was being removed; reading them again",
-                  {{"retry_in_ms", log::Num(static_cast<int64_t>(delay.count()))}});
+                  {{"retry_in_ms", log::Num(static_cast<int64_t>(retry_.next_delay().count()))}});
         break;
     }
   }
-  next_retry_ = std::min(delay * 2, options_.max_retry);
-  pass_timer_ = clock_->StartTimer(delay, [this] { PassNow(); });
+  retry_.RetryLater();
 }
 
 void StartupTaintRemoval::Report() {
@@ -96,17 +76,15 @@ void StartupTaintRemoval::Report() {
                 " (is its container running? kubectl get csinode " + options_.node_name + ")"
           : "still cannot remove the startup taint from Node " + options_.node_name;
   log::Warn(what + "; the taint " + std::string(kAgentNotReadyTaint) + " stays until then",
-            {{"waited_seconds", WaitedSeconds()}, {"last_error", last_error_}});
-  report_timer_ = clock_->StartTimer(options_.report_every, [this] { Report(); });
+            {{"waited_seconds", retry_.WaitedSeconds()}, {"last_error", last_error_}});
 }
 
 void StartupTaintRemoval::Finish(TaintStep step) {
-  running_ = false;
-  CancelTimers();
+  retry_.Stop();
   if (step == TaintStep::kRemoved) {
     log::Info("removed the startup taint " + std::string(kAgentNotReadyTaint) + " from Node " +
                   options_.node_name,
-              {{"waited_seconds", WaitedSeconds()},
+              {{"waited_seconds", retry_.WaitedSeconds()},
                {"conflicts", log::Num(static_cast<int64_t>(conflicts_))}});
   } else {
     log::Info("Node " + options_.node_name + " does not carry the startup taint " +
@@ -114,18 +92,6 @@ void StartupTaintRemoval::Finish(TaintStep step) {
               {});
   }
   finished_(step);
-}
-
-log::Number StartupTaintRemoval::WaitedSeconds() const {
-  return log::Num(static_cast<int64_t>(
-      std::chrono::duration_cast<std::chrono::seconds>(clock_->Now() - since_).count()));
-}
-
-void StartupTaintRemoval::CancelTimers() {
-  for (Clock::TimerId* timer : {&pass_timer_, &report_timer_}) {
-    if (*timer != 0) clock_->CancelTimer(*timer);
-    *timer = 0;
-  }
 }
 
 }  // namespace oxide::node

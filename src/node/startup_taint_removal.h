@@ -14,6 +14,7 @@
 #include <string>
 
 #include "loop/clock.h"
+#include "node/backoff_retry.h"
 #include "node/startup_taint_steps.h"
 #include "util/log.h"
 #include "util/status.h"
@@ -37,44 +38,33 @@ class StartupTaintRemoval {
   using Finished = std::function<void(TaintStep)>;
 
   StartupTaintRemoval(Clock* clock, Options options, Step step, Finished finished);
-  // Cancels the timers; a pass still in flight completes into nothing.
-  ~StartupTaintRemoval();
+  // Destroying it cancels the timers; a pass still in flight completes into nothing.
   StartupTaintRemoval(const StartupTaintRemoval&) = delete;
   StartupTaintRemoval& operator=(const StartupTaintRemoval&) = delete;
 
   // Runs the first pass now.
   void Start();
   // Stops (a signal): no more passes or lines, `finished` is not called.
-  void Stop();
+  void Stop() { retry_.Stop(); }
 
-  bool running() const { return running_; }
-  int passes() const { return passes_; }  // passes started since Start
+  bool running() const { return retry_.running(); }
+  int passes() const { return retry_.attempts(); }  // passes started since Start
 
  private:
   void PassNow();
   void OnPass(StatusOr<TaintStep> step);
   void Report();
   void Finish(TaintStep step);
-  void CancelTimers();
-  log::Number WaitedSeconds() const;
 
-  Clock* clock_;
   const Options options_;
   Step step_;
   Finished finished_;
 
-  bool running_ = false;
-  Clock::TimePoint since_{};
-  std::chrono::milliseconds next_retry_{0};
   bool waiting_logged_ = false;
   bool last_was_conflict_ = false;
   std::string last_error_;  // of the latest pass; empty when it succeeded
   int conflicts_ = 0;
-  Clock::TimerId pass_timer_ = 0;
-  Clock::TimerId report_timer_ = 0;
-  int passes_ = 0;
-  // Held by passes in flight: a pass completing after this object is gone does nothing.
-  std::shared_ptr<StartupTaintRemoval*> self_ = std::make_shared<StartupTaintRemoval*>(this);
+  BackoffRetry retry_;
 };
 
 }  // namespace oxide::node
