@@ -1,6 +1,6 @@
-// The one place that reads an operation journal entry: its kind and its JSON arguments become a
-// typed JournalEntry (recovery of volumes and snapshots, the clone sweep); also writes the
-// arguments of a publish and an unpublish. Pure: any thread.
+// The one place that reads and writes an operation journal entry's arguments: its kind and its
+// JSON arguments become a typed JournalEntry (recovery of volumes and snapshots, the clone sweep),
+// and the engines journal each operation's arguments through the writers below. Pure: any thread.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,8 @@
 #include "store/journal.h"
 
 namespace oxide::engine {
+
+struct CreateSpec;
 
 enum class OperationKind {
   kCreate,
@@ -32,6 +34,9 @@ struct JournalEntry {
   std::string co_name;        // create, snapshot_create: the CO's name
   std::string node;           // publish, unpublish: the instance
   std::string temp_snapshot;  // a clone's create: its temporary snapshot
+  // False when the arguments are not a JSON object or a field above is not text (a damaged
+  // entry): its fields read as empty, and recovery must not claim an outcome it cannot see.
+  bool args_readable = true;
 
   // The SnapshotEngine's (every kind named snapshot_*, also one this version does not know).
   bool IsSnapshotOperation() const { return kind_name.rfind("snapshot_", 0) == 0; }
@@ -42,5 +47,9 @@ JournalEntry ReadJournalEntry(const store::OperationRow& row);
 
 // The journal arguments of a publish or an unpublish (read back as JournalEntry::node).
 std::string NodeArgs(const std::string& node);
+// ... of a volume create (read back as co_name and, for a clone, temp_snapshot).
+std::string CreateArgs(const CreateSpec& spec);
+// ... of a snapshot create (read back as co_name).
+std::string SnapshotCreateArgs(const std::string& co_name, const std::string& source_volume_id);
 
 }  // namespace oxide::engine

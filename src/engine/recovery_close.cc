@@ -34,4 +34,10 @@ void CloseRecoveredEntry(store::Journal& journal, store::GroupCommit& commit,
   });
 }
 
+void WarnIfUnreadable(const JournalEntry& entry) {
+  if (entry.args_readable) return;
+  log::Warn("a journal entry's arguments are unreadable; it is reconciled from Oxide alone",
+            {{"operation_id", std::to_string(entry.id)}, {"operation", entry.kind_name}});
+}
+
 }  // namespace oxide::engine

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/journal_entry.h"
 #include "store/group_commit.h"
 #include "store/journal.h"
 #include "util/status.h"
@@ -34,5 +35,9 @@ void CloseRecoveredEntry(store::Journal& journal, store::GroupCommit& commit,
                          const std::string& note, RecoveryCloseLog log,
                          std::function<void(const Status&)> finish,
                          std::function<void()> reconcile_later);
+
+// Logs a warning for a damaged entry (arguments no version of the plugin writes): it is then
+// reconciled from Oxide's report alone, and closed as failed where its arguments would decide.
+void WarnIfUnreadable(const JournalEntry& entry);
 
 }  // namespace oxide::engine

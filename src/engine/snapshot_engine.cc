@@ -172,9 +172,8 @@ void SnapshotEngine::StartCreate(const SnapshotSpec& spec) {
   }
   auto job = std::make_shared<Job>();
   job->spec = spec;
-  job->op_id = journal_->BeginOperation(
-      OperationKindName(OperationKind::kSnapshotCreate), key,
-      json{{"co_name", spec.co_name}, {"source_volume_id", spec.source_volume_id}}.dump());
+  job->op_id = journal_->BeginOperation(OperationKindName(OperationKind::kSnapshotCreate), key,
+                                        SnapshotCreateArgs(spec.co_name, spec.source_volume_id));
   if (!row) {
     snapshots_->Put({.snapshot_name = key,
                      .snapshot_id = "",
@@ -340,6 +339,7 @@ size_t SnapshotEngine::RecoverUnfinished() {
     JournalEntry entry = ReadJournalEntry(row);
     if (entry.kind == OperationKind::kSnapshotCreate ||
         entry.kind == OperationKind::kSnapshotDelete) {
+      WarnIfUnreadable(entry);
       entries.push_back(std::move(entry));
     }
   }

@@ -44,17 +44,6 @@ std::string RequestMismatch(const CreateSpec& spec, const Disk& disk) {
 }
 
 // The journal arguments of a create: what recovery needs to finish it.
-std::string CreateArgs(const CreateSpec& spec) {
-  json args = {{"co_name", spec.co_name}, {"size", spec.size}, {"block_size", spec.block_size}};
-  if (!spec.snapshot_id.empty()) args["snapshot_id"] = spec.snapshot_id;
-  if (spec.disk_type != backend::kDiskTypeDistributed) args["disk_type"] = spec.disk_type;
-  if (!spec.clone_source.empty()) {
-    args["clone_source"] = spec.clone_source;
-    args["temp_snapshot"] = CloneSnapshotNameFor(spec.co_name);
-  }
-  return args.dump();
-}
-
 }  // namespace
 
 std::string ContentMismatch(const CreateSpec& spec, const Disk& disk) {

@@ -29,8 +29,10 @@ const char* OutcomeOf(const JournalEntry& entry, const Disk& disk) {
     case OperationKind::kCreate:
       return kJournalDone;
     case OperationKind::kPublish:
+      if (entry.node.empty()) return kJournalFailed;  // a damaged entry: its node is unknown
       return IsAttachedOrAttachingTo(disk, entry.node) ? kJournalDone : kJournalRolledBack;
     case OperationKind::kUnpublish:
+      if (entry.node.empty()) return kJournalFailed;
       return IsAttachedOrAttachingTo(disk, entry.node) ? kJournalRolledBack : kJournalDone;
     default:
       return kJournalRolledBack;
@@ -57,6 +59,7 @@ size_t VolumeEngine::RecoverUnfinished() {
   std::vector<JournalEntry> entries;
   for (const store::OperationRow& row : journal_.UnfinishedOperations()) {
     JournalEntry entry = ReadJournalEntry(row);
+    WarnIfUnreadable(entry);
     // Snapshot operations are the SnapshotEngine's.
     if (!entry.IsSnapshotOperation()) entries.push_back(std::move(entry));
   }

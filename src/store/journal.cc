@@ -11,7 +11,7 @@ constexpr const char* kOperationColumns = "id, kind, volume, args, started_ms";
 
 Journal::Journal(StateDb* db, GroupCommit* commit, std::function<int64_t()> wall_ms)
     : commit_(commit),
-      wall_ms_(std::move(wall_ms)),
+      wall_ms_(wall_ms ? std::move(wall_ms) : std::function<int64_t()>(NowMs)),
       listener_(commit, [this](uint64_t batch, bool ok) {
         unfinished_.BatchDone(batch, ok);
         if (!ok) RecountPending();  // the batch's journal entries were undone

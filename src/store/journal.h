@@ -37,7 +37,8 @@ struct OperationRow {
 class Journal {
  public:
   // Reads the unfinished entries into memory (at start, before `commit` has taken the connection
-  // into use). `wall_ms` stamps entries (the JournalPruner ages them by it).
+  // into use). `wall_ms` stamps entries (the JournalPruner ages them by it; null: NowMs). One
+  // Journal per database (the VolumeStore's): each counts entry ids on its own.
   Journal(StateDb* db, GroupCommit* commit, std::function<int64_t()> wall_ms);
 
   // Journals the intent of an operation; returns its id.

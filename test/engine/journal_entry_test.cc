@@ -4,13 +4,19 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/disk_naming.h"
+#include "engine/volume_engine.h"
+
 namespace {
 
+using oxide::engine::CreateArgs;
+using oxide::engine::CreateSpec;
 using oxide::engine::JournalEntry;
 using oxide::engine::NodeArgs;
 using oxide::engine::OperationKind;
 using oxide::engine::OperationKindName;
 using oxide::engine::ReadJournalEntry;
+using oxide::engine::SnapshotCreateArgs;
 using oxide::store::OperationRow;
 
 OperationRow Row(const std::string& kind, const std::string& subject, const std::string& args) {
@@ -65,7 +71,41 @@ TEST(JournalEntryTest, AnUnknownKindAndDamagedArgumentsReadAsNoneWithoutThrowing
     EXPECT_EQ(entry.co_name, "") << args;
     EXPECT_EQ(entry.node, "") << args;
     EXPECT_EQ(entry.temp_snapshot, "") << args;
+    EXPECT_FALSE(entry.args_readable) << args;
   }
+  EXPECT_TRUE(ReadJournalEntry(Row("delete", "vol-1", "{}")).args_readable);
+}
+
+TEST(JournalEntryTest, WhatTheWritersJournalReadsBack) {
+  CreateSpec clone;
+  clone.co_name = "pvc-clone";
+  clone.clone_source = "vol-0";
+  JournalEntry created = ReadJournalEntry(Row("create", "csi-disk-2", CreateArgs(clone)));
+  EXPECT_TRUE(created.args_readable);
+  EXPECT_EQ(created.co_name, "pvc-clone");
+  EXPECT_EQ(created.temp_snapshot, oxide::engine::CloneSnapshotNameFor("pvc-clone"));
+  CreateSpec blank;
+  blank.co_name = "pvc-blank";
+  EXPECT_EQ(ReadJournalEntry(Row("create", "csi-disk-3", CreateArgs(blank))).temp_snapshot, "");
+  JournalEntry snapshot =
+      ReadJournalEntry(Row("snapshot_create", "snap-1", SnapshotCreateArgs("vs-1", "vol-1")));
+  EXPECT_TRUE(snapshot.args_readable);
+  EXPECT_EQ(snapshot.co_name, "vs-1");
+}
+
+TEST(JournalEntryTest, EntriesAsThePreviousVersionJournaledThemReadTheSame) {
+  // Written by 98520a8 (before the reader and writers moved here), byte for byte.
+  JournalEntry clone = ReadJournalEntry(
+      Row("create", "csi-disk-4",
+          R"({"block_size":4096,"clone_source":"vol-0","co_name":"pvc-4","size":1073741824,)"
+          R"("temp_snapshot":"csi-clone-4"})"));
+  EXPECT_EQ(clone.co_name, "pvc-4");
+  EXPECT_EQ(clone.temp_snapshot, "csi-clone-4");
+  EXPECT_EQ(ReadJournalEntry(Row("unpublish", "vol-4", R"({"node":"inst-4"})")).node, "inst-4");
+  EXPECT_EQ(ReadJournalEntry(Row("snapshot_create", "snap-4",
+                                 R"({"co_name":"vs-4","source_volume_id":"vol-4"})"))
+                .co_name,
+            "vs-4");
 }
 
 }  // namespace

@@ -142,6 +142,17 @@ TEST_F(RecoveryTest, APublishThatDidNotHappenIsRolledBack) {
       << "recovery never attaches";
 }
 
+TEST_F(RecoveryTest, APublishWithDamagedArgumentsIsFailedNotClaimedAndItsRowFollowsOxide) {
+  std::string node = ControlInstance("node-1", "stopped");
+  auto disk = CreateBlankDisk(DiskNameFor("pvc-r6d"));
+  CrashedWith("publish", disk->id, R"({"node":42})", RowFor(*disk, "PUBLISHING", node));
+  AttachDirect(node, disk->id);
+  EXPECT_EQ(Recover(), "failed") << "the entry's node is unknown: neither done nor rolled back";
+  auto row = store_->FindByVolumeId(disk->id);
+  EXPECT_EQ(row->state, "NODE_READY");
+  EXPECT_EQ(row->node_id, node);
+}
+
 TEST_F(RecoveryTest, AnUnpublishThatHappenedIsCompleted) {
   auto disk = CreateBlankDisk(DiskNameFor("pvc-r8"));
   std::string node = ControlInstance("node-1", "stopped");
