@@ -27,12 +27,16 @@ ControllerAssembly::ControllerAssembly(const Settings& settings,
     : settings_(settings),
       services_(services),
       oxide_(backend::OxideClient::Create(services.loop->uv(), services.clock, oxide_config)),
-      journal_pruner_(services.clock, services.commit),
       volumes_(services.db, services.commit,
                [clock = services.clock] { return clock->WallMillis(); }),
-      volume_engine_(services.clock, oxide_.get(), &volumes_, services.commit),
-      snapshot_rows_(services.db, services.commit) {
+      snapshot_rows_(services.db, services.commit),
+      journal_pruner_(services.clock, services.commit),
+      volume_engine_(services.clock, oxide_.get(), &volumes_, services.commit) {
   volumes_.journal().SetFinishListener([pruner = &journal_pruner_] { pruner->NoteFinished(); });
+}
+
+ControllerAssembly::~ControllerAssembly() {
+  volumes_.journal().SetFinishListener(nullptr);  // the pruner goes before the journal
 }
 
 void ControllerAssembly::BuildServices() {

@@ -34,6 +34,7 @@ class ControllerAssembly {
   static StatusOr<std::unique_ptr<ControllerAssembly>> Create(
       const Settings& settings, const backend::ClientConfig& oxide_config,
       const LoopServices& services, rpc::CsiHandlers& handlers);
+  ~ControllerAssembly();
 
   // Once the socket serves: the unfinished operations are recovered and the background work (the
   // journal pruner, the Oxide health view, the clone snapshot sweep) starts.
@@ -52,13 +53,16 @@ class ControllerAssembly {
   const Settings& settings_;
   const LoopServices services_;
   std::unique_ptr<backend::OxideClient> oxide_;
-  // Bounded state: finished journal entries beyond 24 h or the newest 10,000 are deleted while
-  // running, and the file is compacted in idle time (store/journal_pruner.h). Built before the
-  // journal, whose finish listener calls it.
-  store::JournalPruner journal_pruner_;
+  // The stores before everything that waits on their commits: destroying a store flushes the
+  // store thread, which runs every waiter still queued, so the engines, the pruner and the
+  // Controller service must be gone by then (their waiters then find them gone and do nothing).
   store::VolumeStore volumes_;
-  engine::VolumeEngine volume_engine_;
   store::SnapshotStore snapshot_rows_;
+  // Bounded state: finished journal entries beyond 24 h or the newest 10,000 are deleted while
+  // running, and the file is compacted in idle time (store/journal_pruner.h). The journal's
+  // finish listener calls it; the destructor clears that listener first.
+  store::JournalPruner journal_pruner_;
+  engine::VolumeEngine volume_engine_;
   std::unique_ptr<engine::SnapshotEngine> snapshot_engine_;
   std::unique_ptr<csi_adapter::ControllerService> controller_;
   std::unique_ptr<engine::OxideHealth> oxide_health_;

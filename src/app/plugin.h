@@ -8,8 +8,8 @@
 
 namespace oxide {
 
-// `oxide_config`: the Oxide client's, read by backend::ReadClientConfig (a controller's; unused
-// by a node).
+// `oxide_config`: the Oxide client's, from backend::ReadClientConfig (which also registers the
+// token with the log's redaction; a controller's, unused by a node).
 int RunPlugin(const Settings& settings, const backend::ClientConfig& oxide_config);
 
 }  // namespace oxide

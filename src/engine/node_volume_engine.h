@@ -9,6 +9,8 @@
 // volume's device from its serial and the mount table (NodeOs) before it touches a device or
 // answers, and corrects or drops a row the device contradicts (docs/node-safety.md). Knows no
 // protobuf: src/csi/node_service converts. Loop thread only.
+// The steps: node_volume_stage.cc (stage, unstage), node_volume_publish.cc (publish, unpublish),
+// node_volume_engine.cc (the shared frame, health).
 #pragma once
 
 #include <uv.h>
