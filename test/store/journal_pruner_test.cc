@@ -53,6 +53,17 @@ class JournalPrunerTest : public StoreFileTest {
     return first;
   }
 
+  // A batch to prune and the pruner started, with a real SQLite trigger refusing its DELETE.
+  void StartWithAStepThatFails() {
+    FinishMany(static_cast<int>(kKeep + kBatch));
+    pruner_->Start();
+    ASSERT_EQ(sqlite3_exec(db_->handle(),
+                           "CREATE TRIGGER refuse_prune BEFORE DELETE ON operations BEGIN "
+                           "SELECT RAISE(ABORT, 'injected: the prune step fails'); END;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+  }
+
   // Runs the pruner's next timer and commits its step; returns how many entries it deleted.
   int64_t StepOnce() {
     const uint64_t before = pruner_->pruned();
@@ -79,13 +90,7 @@ class JournalPrunerTest : public StoreFileTest {
 // A prune step that fails (here a real SQLite trigger refuses the DELETE) fails only itself: a
 // caller's write made in the same loop turn is committed, and its WhenDurable says OK.
 TEST_F(JournalPrunerTest, AFailingStepFailsNoCallersWriteOfTheSameTurn) {
-  FinishMany(static_cast<int>(kKeep + kBatch));
-  pruner_->Start();
-  ASSERT_EQ(sqlite3_exec(db_->handle(),
-                         "CREATE TRIGGER refuse_prune BEFORE DELETE ON operations BEGIN "
-                         "SELECT RAISE(ABORT, 'injected: the prune step fails'); END;",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
+  StartWithAStepThatFails();
   ASSERT_TRUE(clock_.AdvanceToNextTimer());  // the step writes its DELETE in this turn...
   const int64_t id =
       store_->journal().BeginOperation("create", "disk-same-turn", "{}");  // ...and a caller
@@ -101,13 +106,7 @@ TEST_F(JournalPrunerTest, AFailingStepFailsNoCallersWriteOfTheSameTurn) {
 }
 
 TEST_F(JournalPrunerTest, AFailingStepFailsNoWaiterWithoutWritesOfTheSameTurn) {
-  FinishMany(static_cast<int>(kKeep + kBatch));
-  pruner_->Start();
-  ASSERT_EQ(sqlite3_exec(db_->handle(),
-                         "CREATE TRIGGER refuse_prune BEFORE DELETE ON operations BEGIN "
-                         "SELECT RAISE(ABORT, 'injected: the prune step fails'); END;",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
+  StartWithAStepThatFails();
   std::optional<Status> before_step;
   std::optional<Status> after_step;
   commit_->WhenDurable([&](Status committed) { before_step = committed; });
