@@ -199,6 +199,15 @@ void RunCreateSaga(Services& services, const CallPtr& call, const Instance& inst
                         });
 }
 
+// The boot disk first, then the others.
+std::vector<Attachment> AllAttachments(const InstanceParams& params) {
+  std::vector<Attachment> all;
+  all.reserve(params.disks.size() + 1);
+  if (params.boot_disk) all.push_back(*params.boot_disk);
+  all.insert(all.end(), params.disks.begin(), params.disks.end());
+  return all;
+}
+
 }  // namespace
 
 ApiStatus instance_create(Services& services, const CallPtr& call) {
@@ -209,8 +218,7 @@ ApiStatus instance_create(Services& services, const CallPtr& call) {
   Model& model = services.model;
   const Project& project = model.select_project(project_selector);
   check_instance_size(params.ncpus, params.memory);
-  std::vector<Attachment> all = params.disks;
-  if (params.boot_disk) all.insert(all.begin(), *params.boot_disk);
+  const std::vector<Attachment> all = AllAttachments(params);
   if (all.size() > kMaxDisks)
     return invalid_request("cannot attach more than 12 disks to instance");
   if (model.instance_named(project.id, params.name) != nullptr) {
