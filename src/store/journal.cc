@@ -28,22 +28,16 @@ Journal::Journal(StateDb* db, GroupCommit* commit, std::function<int64_t()> wall
 }
 
 void Journal::Load(sqlite3* db) {
-  Statement operations(
-      db, std::string("SELECT ") + kOperationColumns + " FROM operations WHERE state = 'pending'");
-  int step = SQLITE_ROW;
-  while ((step = operations.Step()) == SQLITE_ROW) {
-    OperationRow row{.id = operations.ColumnInt(0),
-                     .kind = operations.ColumnText(1),
-                     .subject = operations.ColumnText(2),
-                     .args = operations.ColumnText(3),
-                     .started_ms = operations.ColumnInt(4)};
-    const int64_t id = row.id;
-    unfinished_.Load(id, std::move(row));
-  }
+  load_status_ = ForEachRow(
+      db, std::string("SELECT ") + kOperationColumns + " FROM operations WHERE state = 'pending'",
+      "the unfinished operations", [this](const Statement& operation) {
+        OperationRow row;
+        ReadColumns(operation, row.id, row.kind, row.subject, row.args, row.started_ms);
+        const int64_t id = row.id;
+        unfinished_.Load(id, std::move(row));
+      });
   RecountPending();
-  if (load_status_ = ReadToTheEnd(db, step, "the unfinished operations"); !load_status_.ok()) {
-    return;
-  }
+  if (!load_status_.ok()) return;
   Statement last(db, "SELECT ifnull(max(id), 0) FROM operations");
   if (last.Step() != SQLITE_ROW) {
     load_status_ = ReadToTheEnd(db, SQLITE_ERROR, "the last operation id");

@@ -40,37 +40,26 @@ NodeVolumeStore::NodeVolumeStore(StateDb* db, GroupCommit* commit)
 }
 
 void NodeVolumeStore::Load(sqlite3* db) {
-  Statement stagings(db, std::string("SELECT ") + kStagingColumns + " FROM node_stagings");
-  int step = SQLITE_ROW;
-  while ((step = stagings.Step()) == SQLITE_ROW) {
-    StagingRow row{.volume_id = stagings.ColumnText(0),
-                   .staging_path = stagings.ColumnText(1),
-                   .state = stagings.ColumnText(2),
-                   .capability = stagings.ColumnText(3),
-                   .block = stagings.ColumnInt(4) != 0,
-                   .fs_type = stagings.ColumnText(5),
-                   .serial = stagings.ColumnText(6),
-                   .device_name = stagings.ColumnText(7),
-                   .device_number = stagings.ColumnText(8),
-                   .format_uuid = stagings.ColumnText(9),
-                   .encrypted = stagings.ColumnInt(10) != 0};
-    std::string key = row.volume_id;
-    stagings_.Load(key, std::move(row));
-  }
-  if (load_status_ = ReadToTheEnd(db, step, "the node stagings"); !load_status_.ok()) return;
-  Statement publications(db,
-                         std::string("SELECT ") + kPublicationColumns + " FROM node_publications");
-  while ((step = publications.Step()) == SQLITE_ROW) {
-    PublicationRow row{.target_path = publications.ColumnText(0),
-                       .volume_id = publications.ColumnText(1),
-                       .state = publications.ColumnText(2),
-                       .staging_path = publications.ColumnText(3),
-                       .capability = publications.ColumnText(4),
-                       .readonly = publications.ColumnInt(5) != 0};
-    std::string key = row.target_path;
-    publications_.Load(key, std::move(row));
-  }
-  load_status_ = ReadToTheEnd(db, step, "the node publications");
+  load_status_ =
+      ForEachRow(db, std::string("SELECT ") + kStagingColumns + " FROM node_stagings",
+                 "the node stagings", [this](const Statement& staging) {
+                   StagingRow row;
+                   ReadColumns(staging, row.volume_id, row.staging_path, row.state, row.capability,
+                               row.block, row.fs_type, row.serial, row.device_name,
+                               row.device_number, row.format_uuid, row.encrypted);
+                   std::string key = row.volume_id;
+                   stagings_.Load(key, std::move(row));
+                 });
+  if (!load_status_.ok()) return;
+  load_status_ =
+      ForEachRow(db, std::string("SELECT ") + kPublicationColumns + " FROM node_publications",
+                 "the node publications", [this](const Statement& publication) {
+                   PublicationRow row;
+                   ReadColumns(publication, row.target_path, row.volume_id, row.state,
+                               row.staging_path, row.capability, row.readonly);
+                   std::string key = row.target_path;
+                   publications_.Load(key, std::move(row));
+                 });
 }
 
 std::optional<StagingRow> NodeVolumeStore::GetStaging(const std::string& volume_id) const {

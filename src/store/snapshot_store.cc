@@ -18,21 +18,15 @@ SnapshotStore::SnapshotStore(StateDb* db, GroupCommit* commit)
                    "source_volume_id, size, state, time_created, polls, updated_ms) "
                    "VALUES (?1, nullif(?2, ''), ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
   remove_ = Statement(h, "DELETE FROM snapshots WHERE snapshot_name = ?1");
-  Statement all(h, std::string("SELECT ") + kColumns + " FROM snapshots");
-  int step = SQLITE_ROW;
-  while ((step = all.Step()) == SQLITE_ROW) {
-    SnapshotRow row{.snapshot_name = all.ColumnText(0),
-                    .snapshot_id = all.ColumnText(1),
-                    .co_name = all.ColumnText(2),
-                    .source_volume_id = all.ColumnText(3),
-                    .size = static_cast<uint64_t>(all.ColumnInt(4)),
-                    .state = all.ColumnText(5),
-                    .time_created = all.ColumnText(6),
-                    .polls = all.ColumnInt(7)};
-    std::string key = row.snapshot_name;
-    snapshots_.Load(key, std::move(row));
-  }
-  load_status_ = ReadToTheEnd(h, step, "the snapshots");
+  load_status_ = ForEachRow(h, std::string("SELECT ") + kColumns + " FROM snapshots",
+                            "the snapshots", [this](const Statement& snapshot) {
+                              SnapshotRow row;
+                              ReadColumns(snapshot, row.snapshot_name, row.snapshot_id, row.co_name,
+                                          row.source_volume_id, row.size, row.state,
+                                          row.time_created, row.polls);
+                              std::string key = row.snapshot_name;
+                              snapshots_.Load(key, std::move(row));
+                            });
 }
 
 std::optional<SnapshotRow> SnapshotStore::FindByName(const std::string& snapshot_name) const {

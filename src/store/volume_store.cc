@@ -30,20 +30,14 @@ VolumeStore::VolumeStore(StateDb* db, GroupCommit* commit, std::function<int64_t
 }
 
 void VolumeStore::Load(sqlite3* db) {
-  Statement volumes(db, std::string("SELECT ") + kVolumeColumns + " FROM volumes");
-  int step = SQLITE_ROW;
-  while ((step = volumes.Step()) == SQLITE_ROW) {
-    VolumeRow row{.disk_name = volumes.ColumnText(0),
-                  .volume_id = volumes.ColumnText(1),
-                  .co_name = volumes.ColumnText(2),
-                  .size = static_cast<uint64_t>(volumes.ColumnInt(3)),
-                  .block_size = static_cast<uint64_t>(volumes.ColumnInt(4)),
-                  .state = volumes.ColumnText(5),
-                  .node_id = volumes.ColumnText(6)};
-    std::string key = row.disk_name;
-    volumes_.Load(key, std::move(row));
-  }
-  load_status_ = ReadToTheEnd(db, step, "the volumes");
+  load_status_ = ForEachRow(db, std::string("SELECT ") + kVolumeColumns + " FROM volumes",
+                            "the volumes", [this](const Statement& volume) {
+                              VolumeRow row;
+                              ReadColumns(volume, row.disk_name, row.volume_id, row.co_name,
+                                          row.size, row.block_size, row.state, row.node_id);
+                              std::string key = row.disk_name;
+                              volumes_.Load(key, std::move(row));
+                            });
 }
 
 std::optional<VolumeRow> VolumeStore::FindByDiskName(const std::string& disk_name) const {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <uv.h>
 
+#include <tuple>
+
 #include "store/group_commit.h"
 #include "store/node_volume_store.h"
 #include "support/temp_dir.h"
@@ -84,6 +86,47 @@ TEST(NodeVolumeStore, StagingRowsRoundTripAndSurviveAReopen) {
   EXPECT_FALSE(row->block);
   EXPECT_FALSE(node.store->GetStaging("v2").has_value());
   EXPECT_EQ(node.store->ListStagings().size(), 1U);
+}
+
+// Every column of both node tables is read back into its own field after a reopen (the store
+// reads a row's columns by position, in the order of its column lists).
+TEST(NodeVolumeStore, EveryFieldOfBothRowKindsReadsBackAfterAReopen) {
+  oxide::testing::TempDir dir;
+  StagingRow staging = Staging("v1");  // then every field away from its default
+  staging.state = kStaged;
+  staging.capability = "block:::mode=1";
+  staging.block = true;
+  staging.fs_type = "xfs";
+  staging.device_name = "nvme1n1";
+  staging.device_number = "259:3";
+  staging.format_uuid = "7d0b6f0e-1d7c-4b8e-9a51-3f0c2a9e4d11";
+  staging.encrypted = true;
+  const PublicationRow publication{.target_path = "/t/a",
+                                   .volume_id = "v1",
+                                   .state = kPublished,
+                                   .staging_path = "/stage/v1",
+                                   .capability = "mount:xfs:0::mode=1",
+                                   .readonly = true};
+  {
+    NodeDb node(dir.File("state.db"));
+    node.store->PutStaging(staging);
+    node.store->PutPublication(publication);
+    ASSERT_TRUE(node.Durable().ok());
+  }
+  NodeDb node(dir.File("state.db"));
+  auto staging_fields = [](const StagingRow& r) {
+    return std::tie(r.volume_id, r.staging_path, r.state, r.capability, r.block, r.fs_type,
+                    r.serial, r.device_name, r.device_number, r.format_uuid, r.encrypted);
+  };
+  std::optional<StagingRow> staging_read = node.store->GetStaging("v1");
+  ASSERT_TRUE(staging_read.has_value());
+  EXPECT_TRUE(staging_fields(*staging_read) == staging_fields(staging));
+  auto publication_fields = [](const PublicationRow& r) {
+    return std::tie(r.target_path, r.volume_id, r.state, r.staging_path, r.capability, r.readonly);
+  };
+  std::optional<PublicationRow> publication_read = node.store->GetPublication("/t/a");
+  ASSERT_TRUE(publication_read.has_value());
+  EXPECT_TRUE(publication_fields(*publication_read) == publication_fields(publication));
 }
 
 TEST(NodeVolumeStore, PublicationsByTargetAndByVolume) {

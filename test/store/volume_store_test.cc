@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <uv.h>
 
+#include <tuple>
+
 #include "metrics/plugin_metrics.h"
 #include "store/snapshot_store.h"
 #include "store_fixture.h"
@@ -158,6 +160,56 @@ TEST_F(VolumeStoreTest, JournalEntriesOpenAndCloseAndOnlyUnfinishedOnesStayInMem
   ASSERT_EQ(store_->journal().UnfinishedOperations().size(), 1u);
   EXPECT_EQ(store_->journal().UnfinishedOperations()[0].id, second);
   EXPECT_GT(store_->journal().BeginOperation("publish", "vol-c", "{}"), second);
+}
+
+// Every column of every controller table is read back into its own field after a restart (the
+// stores read a row's columns by position, in the order of their column lists).
+TEST_F(VolumeStoreTest, EveryFieldOfEveryRowReadsBackAfterAReopen) {
+  const VolumeRow volume{.disk_name = "disk-a",
+                         .volume_id = "11111111-2222-3333-4444-555555555555",
+                         .co_name = "co-a",
+                         .size = 3ull << 32,
+                         .block_size = 512,
+                         .state = "PUBLISHED",
+                         .node_id = "66666666-2222-3333-4444-555555555555"};
+  const SnapshotRow snapshot{.snapshot_name = "csi-snap-a",
+                             .snapshot_id = "22222222-2222-3333-4444-555555555555",
+                             .co_name = "snap-a",
+                             .source_volume_id = volume.volume_id,
+                             .size = 5ull << 30,
+                             .state = "ready",
+                             .time_created = "2026-11-22T01:53:34.227581Z",
+                             .polls = 7};
+  clock_.SetWall(1'764'000'000'123);
+  const int64_t entry = store_->journal().BeginOperation("publish", volume.volume_id, "{\"n\":1}");
+  const int64_t started_ms = store_->journal().UnfinishedOperations().at(0).started_ms;
+  store_->Put(volume);
+  SnapshotStore(db_.get(), commit_.get()).Put(snapshot);
+  Durable();
+  store_.reset();
+  MakeVolumeStore();
+  auto fields = [](const VolumeRow& r) {
+    return std::tie(r.disk_name, r.volume_id, r.co_name, r.size, r.block_size, r.state, r.node_id);
+  };
+  std::optional<VolumeRow> volume_read = store_->FindByDiskName("disk-a");
+  ASSERT_TRUE(volume_read.has_value());
+  EXPECT_TRUE(fields(*volume_read) == fields(volume));
+  auto snapshot_fields = [](const SnapshotRow& r) {
+    return std::tie(r.snapshot_name, r.snapshot_id, r.co_name, r.source_volume_id, r.size, r.state,
+                    r.time_created, r.polls);
+  };
+  std::optional<SnapshotRow> snapshot_read =
+      SnapshotStore(db_.get(), commit_.get()).FindByName("csi-snap-a");
+  ASSERT_TRUE(snapshot_read.has_value());
+  EXPECT_TRUE(snapshot_fields(*snapshot_read) == snapshot_fields(snapshot));
+  const std::vector<OperationRow> entries = store_->journal().UnfinishedOperations();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].id, entry);
+  EXPECT_EQ(entries[0].kind, "publish");
+  EXPECT_EQ(entries[0].subject, volume.volume_id);
+  EXPECT_EQ(entries[0].args, "{\"n\":1}");
+  EXPECT_EQ(entries[0].started_ms, started_ms);
+  EXPECT_NE(started_ms, 0);
 }
 
 TEST(VolumeStoreMigration, ASchemaOneDatabaseIsUpgradedKeepingItsData) {
