@@ -1,6 +1,6 @@
-// The plugin process (plugin.h), in order: the steps RunPlugin takes before serving (the log, with
-// SQLite's routed in; the metrics families; the node's identity), the ProcessAssembly it builds,
-// serves, runs and shuts down, and RunPlugin itself.
+// The plugin process (plugin.h): RunPlugin and the ProcessAssembly it runs. In order: the steps
+// before serving (the log with SQLite's routed in, the metrics families, the node's identity), the
+// ProcessAssembly (built, served, run and shut down), then RunPlugin itself.
 #include "app/plugin.h"
 
 #include <sqlite3.h>
