@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "app/loop_services.h"
-#include "app/operation_drain.h"
+#include "app/shutdown.h"
 #include "backend/oxide_client.h"
 #include "config/settings.h"
 #include "csi/controller_service.h"

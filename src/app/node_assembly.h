@@ -1,25 +1,58 @@
-// The node's parts: the CSI Node service (its rows brought in line with the mounts before it
-// serves) and the removal of the startup taint once the socket serves (when the settings want it).
-// Members are declared in the order they are built, so destroying the assembly tears them down in
-// reverse. Made by Create and held by a unique_ptr (not copyable: its parts are not). Loop thread
-// only (built before the loop runs).
+// The node's parts in the serving plugin: the CSI Node service (its rows brought in line with the
+// mounts before it serves) and the removal of the startup taint once the socket serves (when the
+// settings want it), which StartupTaintTask runs on the plugin's loop. Loop thread only (built
+// before the loop runs).
 #pragma once
+
+#include <uv.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "app/loop_services.h"
-#include "app/operation_drain.h"
-#include "app/startup_taint_task.h"
+#include "app/node_kubernetes.h"
+#include "app/shutdown.h"
 #include "config/settings.h"
 #include "csi/node_service.h"
+#include "loop/clock.h"
 #include "node/instance_identity.h"
+#include "node/startup_taint_removal.h"
 #include "rpc/csi_rpcs.h"
 #include "util/status.h"
 
 namespace oxide {
 
+// Runs the node plugin's startup taint removal (node/startup_taint_removal.h) on the plugin's
+// loop once the CSI socket serves: the timers run on the loop, each pass's blocking exchanges with
+// the API server on libuv's worker pool, so the loop never waits for the API server. Stop() (a
+// signal) cancels the timers and ends a pass in flight within about a second; the loop ends once
+// that pass's completion has run. Skipped (nothing started) outside Kubernetes (no NODE_NAME or
+// KUBERNETES_SERVICE_HOST) or with --remove-startup-taint=false.
+class StartupTaintTask {
+ public:
+  // `uv`, `clock` and `settings` must outlive this object.
+  StartupTaintTask(uv_loop_t* uv, Clock* clock, const Settings& settings);
+  ~StartupTaintTask();
+  StartupTaintTask(const StartupTaintTask&) = delete;
+  StartupTaintTask& operator=(const StartupTaintTask&) = delete;
+
+  // Whether the settings ask for the removal here (and why not, logged at debug level).
+  static bool Wanted(const Settings& settings);
+  void Start();
+  void Stop();
+
+ private:
+  void StartPass(node::StartupTaintRemoval::StepDone done);
+
+  const Settings& settings_;
+  KubernetesCall call_;  // the pass in flight
+  std::unique_ptr<node::StartupTaintRemoval> removal_;
+};
+
+// The node's parts. Members are declared in the order they are built, so destroying the assembly
+// tears them down in reverse. Made by Create and held by a unique_ptr (not copyable: its parts are
+// not).
 class NodeAssembly {
  public:
   // Builds the node service for `identity`'s node id, reconciles its rows with the mounts (a

@@ -20,7 +20,7 @@
 
 namespace oxide::engine {
 
-// The operations an engine has in flight, as a graceful shutdown sees them (app/operation_drain.h).
+// The operations an engine has in flight, as a graceful shutdown sees them (app/shutdown.h).
 class OperationsInFlight {
  public:
   virtual ~OperationsInFlight() = default;

@@ -3,7 +3,7 @@
 // account's ca.crt, bearer token, bounded transfers, a couple of retries on a failed connect or a
 // 5xx). Blocking: called on the main thread at node start,
 // before the event loop runs (nothing else is served yet), or on a libuv worker thread while the
-// start waits for spec.providerID (app/provider_id_phase.h); never from a loop thread.
+// start waits for spec.providerID (app/node_kubernetes.h); never from a loop thread.
 #pragma once
 
 #include <string>

@@ -1,13 +1,13 @@
 // MemoryTrim gives freed heap pages back: after 63/64 of 64 MiB of small blocks are freed (the
 // rest kept, so the heap cannot simply shrink from its top), a check trims and the RSS falls; a
 // second check with nothing new to give back does not trim.
-#include "app/memory_trim.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "app/loop_services.h"
 
 namespace oxide {
 namespace {

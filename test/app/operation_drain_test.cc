@@ -1,9 +1,8 @@
-// The shutdown's wait for operations in flight (app/operation_drain.h) on a ManualClock: it ends
+// The shutdown's wait for operations in flight (app/shutdown.h) on a ManualClock: it ends
 // when the last tracker drains (notified, not polled), or at the deadline with what is left.
-#include "app/operation_drain.h"
-
 #include <gtest/gtest.h>
 
+#include "app/shutdown.h"
 #include "support/manual_clock.h"
 
 namespace oxide {

@@ -1,7 +1,6 @@
-// SQLite's error log routed through util/log (app/sqlite_log.h): each report becomes one JSON
-// record with source=sqlite and its code, at debug level (the store reports the failure itself).
-#include "app/sqlite_log.h"
-
+// SQLite's error log routed through util/log (RouteSqliteLog, app/plugin.h): each report becomes
+// one JSON record with source=sqlite and its code, at debug level (the store reports the failure
+// itself).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -10,6 +9,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "app/plugin.h"
 #include "support/temp_dir.h"
 #include "util/log.h"
 
