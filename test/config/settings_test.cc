@@ -6,8 +6,6 @@
 
 #include <chrono>
 
-#include "config/instance_metadata.h"
-
 namespace oxide {
 namespace {
 
@@ -429,28 +427,6 @@ TEST(Settings, JournalPruningCanBeTurnedOffForBenchmarksOnly) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("must be on or off"), std::string::npos);
   EXPECT_EQ(HelpText().find("--journal-prune"), std::string::npos);
-}
-
-// The file's text only: the file is read at node start (test/node/instance_identity_test.cc).
-TEST(Settings, InstanceIdFromMetadataText) {
-  auto id = ParseInstanceMetadata("# written by the init container\nOXIDE_INSTANCE_ID=" +
-                                      std::string("6F0C4E3B-1D2A-4C5B-9E8F-0A1B2C3D4E5F") + " \n",
-                                  "/etc/oxide-csi/instance.env");
-  ASSERT_TRUE(id.ok()) << id.status().ToString();
-  EXPECT_EQ(*id, kInstance);
-  auto legacy = ParseInstanceMetadata("instance_id=" + kInstance + "\nOXIDE_INSTANCE_ID=x\n", "f");
-  ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
-  EXPECT_EQ(*legacy, kInstance);
-
-  auto bad = ParseInstanceMetadata("OTHER=1\n", "/etc/oxide-csi/instance.env");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(),
-            "invalid setting --instance-metadata-file: /etc/oxide-csi/instance.env has no "
-            "OXIDE_INSTANCE_ID=<uuid> line");
-  auto not_uuid = ParseInstanceMetadata("OXIDE_INSTANCE_ID=i-123\n", "f");
-  ASSERT_FALSE(not_uuid.ok());
-  EXPECT_EQ(not_uuid.status().message(),
-            "invalid setting --instance-metadata-file: f: OXIDE_INSTANCE_ID is not a UUID");
 }
 
 TEST(Settings, PlainHttpOnlyWhenInsecure) {
