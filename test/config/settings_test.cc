@@ -90,6 +90,36 @@ TEST(Settings, CloneSnapshotMaxAgeTakesADuration) {
   EXPECT_EQ(parsed->settings.clone_snapshot_max_age, std::chrono::minutes(30));
 }
 
+// Each duration option's bounds (settings_options.cc's DurationOption), named in its refusal.
+TEST(Settings, DurationOptionsRefuseValuesOutsideTheirBounds) {
+  auto refusal = [](const std::string& flag, Environment env = ControllerEnv()) {
+    auto parsed = ParseCommandLine({"--endpoint=unix:///csi/csi.sock", flag}, env);
+    return parsed.ok() ? std::string("accepted") : parsed.status().message();
+  };
+  EXPECT_EQ(refusal("--clone-snapshot-max-age=0"),
+            "invalid setting --clone-snapshot-max-age: must be at least 1s");
+  EXPECT_EQ(refusal("--clone-snapshot-max-age=999ms"),
+            "invalid setting --clone-snapshot-max-age: must be at least 1s");
+  EXPECT_EQ(refusal("--clone-snapshot-max-age=1s"), "accepted");
+  EXPECT_EQ(refusal("--clone-snapshot-max-age=168h"), "accepted");
+  EXPECT_EQ(refusal("--clone-snapshot-max-age=169h"),
+            "invalid setting --clone-snapshot-max-age: \"169h\" is not a duration such as 500ms, "
+            "60s, 2m or 1h (at most 604800s)");
+  EXPECT_EQ(refusal("--shutdown-grace=60m"), "accepted");
+  EXPECT_EQ(refusal("--shutdown-grace=61m"),
+            "invalid setting --shutdown-grace: \"61m\" is not a duration such as 500ms, 60s, 2m "
+            "or 1h (at most 3600s)");
+  EXPECT_EQ(refusal("--probe-oxide-grace=24h"), "accepted");
+  EXPECT_EQ(refusal("--probe-oxide-grace=25h"),
+            "invalid setting --probe-oxide-grace: \"25h\" is not a duration such as 500ms, 60s, "
+            "2m or 1h (at most 86400s)");
+  Environment env = ControllerEnv();
+  env["OXIDE_CSI_PROBE_OXIDE_GRACE"] = "1d";
+  EXPECT_EQ(refusal("--mode=all", env),
+            "invalid setting --probe-oxide-grace: \"1d\" is not a duration such as 500ms, 60s, "
+            "2m or 1h (at most 86400s) (from OXIDE_CSI_PROBE_OXIDE_GRACE)");
+}
+
 TEST(Settings, EndpointFromEnvironmentAndFlagsOverrideIt) {
   Environment env = ControllerEnv();
   env["CSI_ENDPOINT"] = "/run/a.sock";
