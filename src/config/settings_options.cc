@@ -1,3 +1,5 @@
+// The one options table (settings_options.h): every option's row, its areas in --help order, and
+// the helpers that build the rows read by a shared syntax.
 #include "config/settings_options.h"
 
 #include <chrono>
