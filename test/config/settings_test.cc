@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <utility>
 
 namespace oxide {
 namespace {
@@ -92,32 +93,33 @@ TEST(Settings, CloneSnapshotMaxAgeTakesADuration) {
 
 // Each duration option's bounds (settings_options.cc's DurationOption), named in its refusal.
 TEST(Settings, DurationOptionsRefuseValuesOutsideTheirBounds) {
-  auto refusal = [](const std::string& flag, Environment env = ControllerEnv()) {
+  auto refusal = [](const std::string& flag, const Environment& env) {
     auto parsed = ParseCommandLine({"--endpoint=unix:///csi/csi.sock", flag}, env);
     return parsed.ok() ? std::string("accepted") : parsed.status().message();
   };
-  EXPECT_EQ(refusal("--clone-snapshot-max-age=0"),
-            "invalid setting --clone-snapshot-max-age: must be at least 1s");
-  EXPECT_EQ(refusal("--clone-snapshot-max-age=999ms"),
-            "invalid setting --clone-snapshot-max-age: must be at least 1s");
-  EXPECT_EQ(refusal("--clone-snapshot-max-age=1s"), "accepted");
-  EXPECT_EQ(refusal("--clone-snapshot-max-age=168h"), "accepted");
-  EXPECT_EQ(refusal("--clone-snapshot-max-age=169h"),
-            "invalid setting --clone-snapshot-max-age: \"169h\" is not a duration such as 500ms, "
-            "60s, 2m or 1h (at most 604800s)");
-  EXPECT_EQ(refusal("--shutdown-grace=60m"), "accepted");
-  EXPECT_EQ(refusal("--shutdown-grace=61m"),
-            "invalid setting --shutdown-grace: \"61m\" is not a duration such as 500ms, 60s, 2m "
-            "or 1h (at most 3600s)");
-  EXPECT_EQ(refusal("--probe-oxide-grace=24h"), "accepted");
-  EXPECT_EQ(refusal("--probe-oxide-grace=25h"),
-            "invalid setting --probe-oxide-grace: \"25h\" is not a duration such as 500ms, 60s, "
-            "2m or 1h (at most 86400s)");
+  auto too_long = [](const std::string& flag, const std::string& text, const std::string& most) {
+    return "invalid setting --" + flag + ": \"" + text +
+           "\" is not a duration such as 500ms, 60s, 2m or 1h (at most " + most + ")";
+  };
+  const std::string too_short = "invalid setting --clone-snapshot-max-age: must be at least 1s";
+  const std::pair<std::string, std::string> cases[] = {
+      {"--clone-snapshot-max-age=0", too_short},
+      {"--clone-snapshot-max-age=999ms", too_short},
+      {"--clone-snapshot-max-age=1s", "accepted"},
+      {"--clone-snapshot-max-age=168h", "accepted"},
+      {"--clone-snapshot-max-age=169h", too_long("clone-snapshot-max-age", "169h", "604800s")},
+      {"--shutdown-grace=60m", "accepted"},
+      {"--shutdown-grace=61m", too_long("shutdown-grace", "61m", "3600s")},
+      {"--probe-oxide-grace=24h", "accepted"},
+      {"--probe-oxide-grace=25h", too_long("probe-oxide-grace", "25h", "86400s")},
+  };
+  for (const auto& [flag, expected] : cases) {
+    EXPECT_EQ(refusal(flag, ControllerEnv()), expected) << flag;
+  }
   Environment env = ControllerEnv();
   env["OXIDE_CSI_PROBE_OXIDE_GRACE"] = "1d";
   EXPECT_EQ(refusal("--mode=all", env),
-            "invalid setting --probe-oxide-grace: \"1d\" is not a duration such as 500ms, 60s, "
-            "2m or 1h (at most 86400s) (from OXIDE_CSI_PROBE_OXIDE_GRACE)");
+            too_long("probe-oxide-grace", "1d", "86400s") + " (from OXIDE_CSI_PROBE_OXIDE_GRACE)");
 }
 
 TEST(Settings, EndpointFromEnvironmentAndFlagsOverrideIt) {
