@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include "backend/token_file.h"
-#include "config/option_values.h"
 #include "config/settings.h"
 #include "util/log.h"
 

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <optional>
 
-#include "config/setting_file.h"
+#include "util/setting_file.h"
 
 namespace oxide::backend {
 

@@ -2,7 +2,9 @@
 // line and the environment (CSI convention: CSI_ENDPOINT, OXIDE_* variables). Parsing is a pure
 // function of the arguments and an environment map (no getenv, no file I/O); it runs once at
 // start on the main thread, and the result is immutable afterwards. The options themselves are
-// in settings_options*.
+// in settings_options.*. Also the value syntaxes the options share (numbers, durations, switches)
+// and the one form of a setting's error, "invalid setting --FLAG: why", which the readers of the
+// files settings name use too: pure functions, any thread.
 #pragma once
 
 #include <sys/types.h>
@@ -137,5 +139,21 @@ StatusOr<ParsedCommandLine> ParseCommandLine(const std::vector<std::string>& arg
 StatusOr<std::vector<InstanceIdSource>> ParseInstanceIdSources(const std::string& list);
 
 std::string HelpText();
+
+// The value syntaxes the options share, and the one form of their error.
+
+// INVALID_ARGUMENT "invalid setting --<flag>: <why>"; `flag` is written without the "--".
+Status InvalidSetting(const char* flag, const std::string& why);
+
+// A whole number in `base` between `min` and `max`; anything else is refused, naming `flag`.
+Status ParseInt(const char* flag, const std::string& text, int min, int max, int base, int* out);
+
+// A duration: a whole number with a unit, ms, s, m or h ("500ms", "60s", "2m"); "0" alone is
+// zero. At most `max`.
+Status ParseDuration(const char* flag, const std::string& text, std::chrono::milliseconds max,
+                     std::chrono::milliseconds* out);
+
+// true/1/empty (a bare switch) or false/0.
+Status ParseBool(const char* flag, const std::string& text, bool* out);
 
 }  // namespace oxide

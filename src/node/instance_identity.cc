@@ -6,10 +6,9 @@
 #include <fstream>
 #include <optional>
 
-#include "config/instance_metadata.h"
-#include "config/option_values.h"
-#include "config/setting_file.h"
 #include "config/validation.h"
+#include "node/instance_metadata.h"
+#include "util/setting_file.h"
 #include "util/utf8_cut.h"
 
 namespace oxide::node {

@@ -44,7 +44,7 @@ StatusOr<std::string> NodeIdFromKubernetesNode(const std::string& provider_id,
                                                const std::string& node_name);
 
 // The file source: reads and parses the instance metadata file at `path` (at most 64 KiB;
-// config/instance_metadata.h). NOT_FOUND when it does not exist (an optional hostPath left
+// node/instance_metadata.h). NOT_FOUND when it does not exist (an optional hostPath left
 // empty); INVALID_ARGUMENT naming the setting for anything else wrong.
 StatusOr<std::string> ReadInstanceMetadataFile(const std::string& path);
 

@@ -5,8 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-
-#include "config/instance_metadata.h"
+#include <utility>
 
 namespace oxide {
 namespace {
@@ -90,6 +89,37 @@ TEST(Settings, CloneSnapshotMaxAgeTakesADuration) {
       {"--endpoint=unix:///csi/csi.sock", "--clone-snapshot-max-age=30m"}, ControllerEnv());
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->settings.clone_snapshot_max_age, std::chrono::minutes(30));
+}
+
+// Each duration option's bounds (settings_options.cc's DurationOption), named in its refusal.
+TEST(Settings, DurationOptionsRefuseValuesOutsideTheirBounds) {
+  auto refusal = [](const std::string& flag, const Environment& env) {
+    auto parsed = ParseCommandLine({"--endpoint=unix:///csi/csi.sock", flag}, env);
+    return parsed.ok() ? std::string("accepted") : parsed.status().message();
+  };
+  auto too_long = [](const std::string& flag, const std::string& text, const std::string& most) {
+    return "invalid setting --" + flag + ": \"" + text +
+           "\" is not a duration such as 500ms, 60s, 2m or 1h (at most " + most + ")";
+  };
+  const std::string too_short = "invalid setting --clone-snapshot-max-age: must be at least 1s";
+  const std::pair<std::string, std::string> cases[] = {
+      {"--clone-snapshot-max-age=0", too_short},
+      {"--clone-snapshot-max-age=999ms", too_short},
+      {"--clone-snapshot-max-age=1s", "accepted"},
+      {"--clone-snapshot-max-age=168h", "accepted"},
+      {"--clone-snapshot-max-age=169h", too_long("clone-snapshot-max-age", "169h", "604800s")},
+      {"--shutdown-grace=60m", "accepted"},
+      {"--shutdown-grace=61m", too_long("shutdown-grace", "61m", "3600s")},
+      {"--probe-oxide-grace=24h", "accepted"},
+      {"--probe-oxide-grace=25h", too_long("probe-oxide-grace", "25h", "86400s")},
+  };
+  for (const auto& [flag, expected] : cases) {
+    EXPECT_EQ(refusal(flag, ControllerEnv()), expected) << flag;
+  }
+  Environment env = ControllerEnv();
+  env["OXIDE_CSI_PROBE_OXIDE_GRACE"] = "1d";
+  EXPECT_EQ(refusal("--mode=all", env),
+            too_long("probe-oxide-grace", "1d", "86400s") + " (from OXIDE_CSI_PROBE_OXIDE_GRACE)");
 }
 
 TEST(Settings, EndpointFromEnvironmentAndFlagsOverrideIt) {
@@ -429,28 +459,6 @@ TEST(Settings, JournalPruningCanBeTurnedOffForBenchmarksOnly) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("must be on or off"), std::string::npos);
   EXPECT_EQ(HelpText().find("--journal-prune"), std::string::npos);
-}
-
-// The file's text only: the file is read at node start (test/node/instance_identity_test.cc).
-TEST(Settings, InstanceIdFromMetadataText) {
-  auto id = ParseInstanceMetadata("# written by the init container\nOXIDE_INSTANCE_ID=" +
-                                      std::string("6F0C4E3B-1D2A-4C5B-9E8F-0A1B2C3D4E5F") + " \n",
-                                  "/etc/oxide-csi/instance.env");
-  ASSERT_TRUE(id.ok()) << id.status().ToString();
-  EXPECT_EQ(*id, kInstance);
-  auto legacy = ParseInstanceMetadata("instance_id=" + kInstance + "\nOXIDE_INSTANCE_ID=x\n", "f");
-  ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
-  EXPECT_EQ(*legacy, kInstance);
-
-  auto bad = ParseInstanceMetadata("OTHER=1\n", "/etc/oxide-csi/instance.env");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(),
-            "invalid setting --instance-metadata-file: /etc/oxide-csi/instance.env has no "
-            "OXIDE_INSTANCE_ID=<uuid> line");
-  auto not_uuid = ParseInstanceMetadata("OXIDE_INSTANCE_ID=i-123\n", "f");
-  ASSERT_FALSE(not_uuid.ok());
-  EXPECT_EQ(not_uuid.status().message(),
-            "invalid setting --instance-metadata-file: f: OXIDE_INSTANCE_ID is not a UUID");
 }
 
 TEST(Settings, PlainHttpOnlyWhenInsecure) {

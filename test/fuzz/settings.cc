@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "config/instance_metadata.h"
 #include "fuzz_target.h"
+#include "node/instance_metadata.h"
 
 namespace {
 
@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
 
-  const auto id = oxide::ParseInstanceMetadata(std::string(metadata), "instance.env");
+  const auto id = oxide::node::ParseInstanceMetadata(std::string(metadata), "instance.env");
   if (id.ok()) Expect(id->size() == 36);
   return 0;
 }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "node/instance_metadata.h"
 #include "node/kubernetes_node_reader.h"
 #include "support/fake_kubernetes_api.h"
 #include "util/log.h"
@@ -303,6 +304,30 @@ TEST(NodeIdFromKubernetesNode, FormsOfProviderId) {
   std::string longest(63, 'a');
   EXPECT_LE(NodeIdFromKubernetesNode("", longest)->size(), 192U);
   EXPECT_FALSE(NodeIdFromKubernetesNode("", std::string(64, 'a')).ok());
+}
+
+// The file's text only (node/instance_metadata.h; moved here from test/config/settings_test.cc
+// with its parser): the file itself is read by the tests below.
+TEST(ParseInstanceMetadata, InstanceIdFromMetadataText) {
+  const std::string kInstance = kUuid;
+  auto id = ParseInstanceMetadata("# written by the init container\nOXIDE_INSTANCE_ID=" +
+                                      std::string("6F0C4E3B-1D2A-4C5B-9E8F-0A1B2C3D4E5F") + " \n",
+                                  "/etc/oxide-csi/instance.env");
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(*id, kInstance);
+  auto legacy = ParseInstanceMetadata("instance_id=" + kInstance + "\nOXIDE_INSTANCE_ID=x\n", "f");
+  ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
+  EXPECT_EQ(*legacy, kInstance);
+
+  auto bad = ParseInstanceMetadata("OTHER=1\n", "/etc/oxide-csi/instance.env");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "invalid setting --instance-metadata-file: /etc/oxide-csi/instance.env has no "
+            "OXIDE_INSTANCE_ID=<uuid> line");
+  auto not_uuid = ParseInstanceMetadata("OXIDE_INSTANCE_ID=i-123\n", "f");
+  ASSERT_FALSE(not_uuid.ok());
+  EXPECT_EQ(not_uuid.status().message(),
+            "invalid setting --instance-metadata-file: f: OXIDE_INSTANCE_ID is not a UUID");
 }
 
 // The file source reads the file at node start (the settings parser only names it).

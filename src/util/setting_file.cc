@@ -1,4 +1,4 @@
-#include "config/setting_file.h"
+#include "util/setting_file.h"
 
 #include <fstream>
 

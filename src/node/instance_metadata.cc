@@ -1,12 +1,12 @@
-#include "config/instance_metadata.h"
+#include "node/instance_metadata.h"
 
 #include <cctype>
 #include <sstream>
 
-#include "config/option_values.h"
+#include "config/settings.h"
 #include "config/validation.h"
 
-namespace oxide {
+namespace oxide::node {
 
 StatusOr<std::string> ParseInstanceMetadata(const std::string& text, const std::string& file) {
   std::istringstream lines(text);
@@ -28,4 +28,4 @@ StatusOr<std::string> ParseInstanceMetadata(const std::string& text, const std::
   return InvalidSetting("instance-metadata-file", file + " has no OXIDE_INSTANCE_ID=<uuid> line");
 }
 
-}  // namespace oxide
+}  // namespace oxide::node
