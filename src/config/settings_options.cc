@@ -54,13 +54,8 @@ Option SwitchOption(const char* flag, const char* env, const char* default_text,
   return FieldOption(flag, env, nullptr, default_text, help, field, ParseBool);
 }
 
-}  // namespace
-
-// One data table, its areas in --help order: the plugin as a whole (serving, logging, shutdown,
-// tuning), the controller (its sweeps, new volumes, the Oxide API), then the node (instance id,
-// Kubernetes, devices and commands, volumes).
-const Options& All() {
-  static const Options options = {
+Options ServingOptions() {
+  return {
       // Serving: endpoint, mode, driver-name, state-db, metrics-address, socket-mode.
       {"endpoint", "CSI_ENDPOINT", "unix:///path.sock", "(required)",
        "CSI endpoint: a unix socket, as unix:///abs/path.sock or /abs/path.sock",
@@ -122,6 +117,11 @@ const Options& All() {
          return st;
        }},
 
+  };
+}
+
+Options ProcessOptions() {
+  return {
       // Logging and shutdown: log-level, log-format, shutdown-grace(-seconds).
       {"log-level", nullptr, "debug|info|warn|error", "info", "least severe level logged",
        [](Settings& s, const std::string& v) {
@@ -190,6 +190,11 @@ const Options& All() {
          return Status::Ok();
        }},
 
+  };
+}
+
+Options ControllerOptions() {
+  return {
       // Controller volumes: default-volume-size-gib, advertise-csi-version.
       IntOption("default-volume-size-gib", "10",
                 "size of a volume whose CreateVolume gives no capacity range (1-1023)", 1, 1023,
@@ -255,6 +260,11 @@ const Options& All() {
                    "TESTS ONLY: skip TLS verification and allow http:// Oxide hosts",
                    &Settings::oxide_insecure),
 
+  };
+}
+
+Options NodeIdentityOptions() {
+  return {
       // Node, instance id: instance-id, instance-metadata-file (read at node start),
       // instance-id-source.
       {"instance-id", "OXIDE_INSTANCE_ID", "UUID", "(none)",
@@ -324,6 +334,11 @@ const Options& All() {
        },
        true},
 
+  };
+}
+
+Options NodeDeviceOptions() {
+  return {
       // Node, devices and commands: sysfs-root, device-wait-seconds, the command time limits,
       // max-concurrent-formats.
       {"sysfs-root", nullptr, "PATH", "/sys",
@@ -393,6 +408,22 @@ const Options& All() {
                 "with --volume-attach-limit",
                 0, 11, &Settings::reserved_volume_attachments),
   };
+}
+
+}  // namespace
+
+// One data table, its areas in --help order: the plugin as a whole (serving, logging, shutdown,
+// tuning), the controller (its sweeps, new volumes, the Oxide API), then the node (instance id,
+// Kubernetes, devices and commands, volumes).
+const Options& All() {
+  static const Options options = [] {
+    Options all;
+    for (Options part : {ServingOptions(), ProcessOptions(), ControllerOptions(),
+                         NodeIdentityOptions(), NodeDeviceOptions()}) {
+      all.insert(all.end(), part.begin(), part.end());
+    }
+    return all;
+  }();
   return options;
 }
 
