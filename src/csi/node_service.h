@@ -8,7 +8,7 @@
 #include <string>
 
 #include "config/settings.h"
-#include "engine/device_waiter.h"
+#include "engine/node_os_work.h"
 #include "engine/node_volume_engine.h"
 #include "loop/clock.h"
 #include "loop/event_loop.h"

@@ -1,5 +1,5 @@
 // Deletes clones' temporary snapshots that were left behind. A clone snapshots its source into a
-// `csi-clone-*` snapshot and deletes it before the operation completes (volume_clone.cc); a
+// `csi-clone-*` snapshot and deletes it before the operation completes (volume_lifecycle.cc); a
 // replica killed or replaced mid-clone, with its journal gone (an emptyDir), leaves it in Oxide
 // for good unless the CO retries the same clone. The sweep lists the project's snapshots at start
 // and then every `period`, and deletes each temporary clone snapshot (engine/disk_naming.h's

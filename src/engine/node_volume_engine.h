@@ -9,8 +9,8 @@
 // volume's device from its serial and the mount table (NodeOs) before it touches a device or
 // answers, and corrects or drops a row the device contradicts (docs/node-safety.md). Knows no
 // protobuf: src/csi/node_service converts. Loop thread only.
-// The steps: node_volume_stage.cc (stage, unstage), node_volume_publish.cc (publish, unpublish),
-// node_volume_engine.cc (the shared frame, health).
+// The steps: node_volume_stage.cc (stage, unstage), node_volume_engine.cc (the shared frame,
+// publish, unpublish, health).
 #pragma once
 
 #include <uv.h>
@@ -23,8 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/device_waiter.h"
-#include "engine/format_gate.h"
+#include "engine/node_os_work.h"
 #include "engine/node_volume_state.h"
 #include "engine/operation_tracker.h"
 #include "loop/loop_affinity.h"
@@ -139,6 +138,14 @@ class NodeVolumeEngine {
   // call joined an identical one or was refused.
   void Run(const std::string& volume_id, const std::string& kind, const std::string& fingerprint,
            Done done, const std::function<void(Done)>& start);
+  // The entry of an unstage or an unpublish (both name a volume and a path): the loop thread
+  // checked for `where`, `done` timed as `operation`, the call admitted as `kind` with the path as
+  // its arguments, then `admitted` run.
+  using ReleaseStep = void (NodeVolumeEngine::*)(const std::string& volume_id,
+                                                 const std::string& path, Done finish);
+  void RunRelease(const char* where, const char* operation, const char* kind,
+                  const std::string& volume_id, const std::string& path, Done done,
+                  ReleaseStep admitted);
   // Moves a row (a StagingRow or a PublicationRow) along the state table and writes (or deletes)
   // it; INTERNAL when the table forbids the move.
   template <typename Row>

@@ -1,10 +1,10 @@
 // NodeVolumeEngine's stage and unstage, as named steps (node_volume_engine.h). Loop thread.
 #include <chrono>
 
-#include "engine/blocking_work.h"
+#include "engine/node_os_work.h"
 #include "engine/node_reconciler.h"
 #include "engine/node_volume_engine.h"
-#include "engine/node_volume_rows.h"
+#include "engine/node_volume_state.h"
 #include "metrics/plugin_metrics.h"
 #include "node/path_rules.h"
 #include "util/log.h"
@@ -293,15 +293,7 @@ void NodeVolumeEngine::FailStaging(StagingRow row, const Status& status, Done fi
   AnswerWhenDurable(finish, status);
 }
 
-// ---- Unstage ----
-
-void NodeVolumeEngine::Unstage(const std::string& volume_id, const std::string& staging_path,
-                               Done done) {
-  affinity_.Check("NodeVolumeEngine::Unstage");
-  done = Timed("unstage", std::move(done));
-  Run(volume_id, "NodeUnstageVolume", staging_path, std::move(done),
-      [&](Done finish) { UnstageAdmitted(volume_id, staging_path, std::move(finish)); });
-}
+// ---- Unstage (its entry is beside Unpublish's, in node_volume_engine.cc) ----
 
 void NodeVolumeEngine::UnstageAdmitted(const std::string& volume_id, const std::string& path,
                                        Done finish) {

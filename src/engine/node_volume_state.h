@@ -2,13 +2,17 @@
 // volume, PUBLISHED a published one): the states of a staging row and of a publication row, the
 // events that move them, and the one table of legal transitions that every change of a node row
 // goes through. "No row" is a state too (std::nullopt): a row is created by a request event and
-// deleted by a completion or failure event. The names are what the store persists. Pure: any
-// thread.
+// deleted by a completion or failure event. The names are what the store persists. Below them,
+// what the node volume engine's steps read of their own rows: their state, and whether a row
+// names a given device. Pure: any thread.
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
+#include "node/stage_plan.h"
+#include "store/node_volume_store.h"
 #include "util/status.h"
 
 namespace oxide::engine {
@@ -58,5 +62,19 @@ StatusOr<NodeRowState> NextNodeState(NodeRowState from, NodeVolumeEvent event);
 
 // Staged or published: no operation is under way on the row.
 bool IsSettled(NodeVolumeState state);
+
+// ---- What the node volume engine reads of its own rows ----
+
+inline NodeRowState RowStateOf(const std::string& name) {
+  return name.empty() ? std::nullopt : NodeVolumeStateFromName(name);
+}
+
+inline bool HasState(const std::optional<store::StagingRow>& row, NodeVolumeState state) {
+  return row && RowStateOf(row->state) == state;
+}
+
+inline bool SameDevice(const store::StagingRow& row, const node::BlockDevice& device) {
+  return row.device_name == device.name && row.device_number == device.Number();
+}
 
 }  // namespace oxide::engine

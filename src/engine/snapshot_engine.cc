@@ -6,9 +6,7 @@
 #include <vector>
 
 #include "engine/disk_naming.h"
-#include "engine/journal_outcome.h"
-#include "engine/recovery_close.h"
-#include "engine/recovery_retry.h"
+#include "engine/journal_entry.h"
 #include "metrics/plugin_metrics.h"
 #include "util/log.h"
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "engine/disk_report.h"
-#include "engine/journal_outcome.h"
+#include "engine/journal_entry.h"
+#include "engine/volume_state.h"
 
 namespace oxide::engine {
 

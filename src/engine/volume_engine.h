@@ -1,8 +1,8 @@
 // The controller's volume operations: create, delete, publish (attach) and unpublish (detach) an
 // Oxide disk, each journaled (store::Journal) before Oxide is asked and closed after Oxide
 // confirms, with the per-volume state machine recorded in the store. Each operation is a chain of
-// named steps, one Oxide request or one commit each, in a file of its own (volume_create.cc,
-// volume_clone.cc, volume_delete.cc, volume_publish.cc, volume_unpublish.cc; recovery in
+// named steps, one Oxide request or one commit each (create, clone and delete in
+// volume_lifecycle.cc; publish and unpublish in volume_attachment.cc; recovery in
 // volume_recovery.cc; the job's frame and shared steps in volume_engine.cc). Calls for a volume
 // that is busy join or are refused (OperationTracker); operations run to the end even when their
 // RPC has given up. At start, RecoverUnfinished() reconciles every open journal entry with Oxide.
@@ -110,7 +110,7 @@ class VolumeEngine {
                 const std::optional<store::VolumeRow>& row);
   void Revert(const JobPtr& job, const Status& error);
 
-  // ---- CreateVolume (volume_create.cc): request -> [clone snapshot] -> Oxide's answer ->
+  // ---- CreateVolume (volume_lifecycle.cc): request -> [clone snapshot] -> Oxide's answer ->
   // the disk settles -> Oxide reports it created ----
   // Asks Oxide for the disk, through a clone snapshot when the spec clones a volume.
   void MakeDisk(const JobPtr& job);
@@ -121,7 +121,7 @@ class VolumeEngine {
   void CreateSettled(const JobPtr& job, const Status& create_error, StatusOr<backend::Disk> found);
   void OxideReportsCreated(const JobPtr& job, const backend::Disk& disk);
 
-  // ---- clone steps (volume_clone.cc): snapshot the source into a temporary snapshot, make the
+  // ---- clone steps (volume_lifecycle.cc): snapshot the source into a temporary snapshot, make the
   // disk from it; Complete() deletes the temporary snapshot before anyone is answered ----
   void TakeCloneSnapshot(const JobPtr& job);
   void CloneSnapshotAnswered(const JobPtr& job, StatusOr<backend::Snapshot> created);
@@ -133,18 +133,19 @@ class VolumeEngine {
   void DropTemporarySnapshot(const std::string& name, Clock::TimePoint give_up,
                              std::chrono::milliseconds delay, std::function<void()> then);
 
-  // ---- DeleteVolume (volume_delete.cc): request -> Oxide's answer ----
+  // ---- DeleteVolume (volume_lifecycle.cc): request -> Oxide's answer ----
   // A volume this replica has no row for: Oxide is asked what it is before the delete.
   void DeleteUnrecorded(const std::string& volume_id);
   void SendDelete(const JobPtr& job);
   void DeleteAnswered(const JobPtr& job, const Status& deleted);
 
-  // ---- ControllerPublishVolume (volume_publish.cc): request -> Oxide's answer -> attached ----
+  // ---- ControllerPublishVolume (volume_attachment.cc): request -> Oxide's answer -> attached ----
   void RequestAttach(const JobPtr& job);
   void AttachAnswered(const JobPtr& job, StatusOr<backend::Disk> attached);
   void AttachSettled(const JobPtr& job, StatusOr<backend::Disk> disk);
 
-  // ---- ControllerUnpublishVolume (volume_unpublish.cc): request -> Oxide's answer -> detached --
+  // ---- ControllerUnpublishVolume (volume_attachment.cc): request -> Oxide's answer ->
+  // detached ----
   // Detaches the disk from `holder` once the observed disk allows it.
   void UnpublishObserved(const std::string& volume_id, const std::string& node_id,
                          StatusOr<backend::Disk> disk, std::optional<store::VolumeRow> observed);

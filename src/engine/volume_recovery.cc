@@ -5,11 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/disk_report.h"
-#include "engine/journal_outcome.h"
-#include "engine/recovery_close.h"
-#include "engine/recovery_retry.h"
+#include "engine/journal_entry.h"
 #include "engine/volume_engine.h"
+#include "engine/volume_state.h"
 #include "util/log.h"
 
 namespace oxide::engine {

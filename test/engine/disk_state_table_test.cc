@@ -1,7 +1,7 @@
 // Every Oxide disk state (and one this version does not know) driven through the simulator into
 // each controller operation, for a volume this replica has a row for and for one it never saw:
 // OK only where the operation can act, a retryable code while Oxide moves the disk on, and
-// FAILED_PRECONDITION where a person must act (engine/disk_state_rules.h). gtest main thread only.
+// FAILED_PRECONDITION where a person must act (engine/volume_state.h). gtest main thread only.
 #include <gtest/gtest.h>
 
 #include <map>

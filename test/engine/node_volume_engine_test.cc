@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/blocking_work.h"
+#include "engine/node_os_work.h"
 #include "engine/node_volume_state.h"
 #include "fake_node_os.h"
 #include "store/node_volume_store.h"

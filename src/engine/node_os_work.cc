@@ -1,8 +1,6 @@
-#include "engine/device_waiter.h"
+#include "engine/node_os_work.h"
 
 #include <algorithm>
-
-#include "engine/blocking_work.h"
 
 namespace oxide::engine {
 

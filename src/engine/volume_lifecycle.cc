@@ -1,15 +1,25 @@
-// VolumeEngine's CreateVolume steps: the request is journaled with a `creating` row, Oxide is
-// asked for the disk (through a clone snapshot for a clone, volume_clone.cc), the disk is looked
-// up until it settles, and the create completes from what Oxide reports: the volume's disk, or
-// an ALREADY_EXISTS when the disk under that name is not the one asked for. Loop thread only.
+// VolumeEngine's steps that make and remove a volume's disk, CreateVolume and DeleteVolume.
+// Create: the request is journaled with a `creating` row, Oxide is asked for the disk (through a
+// clone snapshot for a clone, below), the disk is looked up until it settles, and the create
+// completes from what Oxide reports: the volume's disk, or an ALREADY_EXISTS when the disk under
+// that name is not the one asked for.
+// Clone: Oxide has no clone call: the source disk is snapshotted into a temporary snapshot (named
+// after the new volume, so a retry or a recovery finds it), the new disk is made from it, and the
+// temporary snapshot is deleted before the operation completes, whatever its outcome. The journal
+// entry records the temporary snapshot's name, so recovery after a crash at any step deletes it
+// too.
+// Delete: the request moves the volume's row to `deleting` and is journaled, Oxide is asked to
+// delete the disk, and its answer completes the delete (a refusal for the disk's state is
+// explained from what Oxide reports). A volume this replica has no row for is looked up first:
+// Oxide deletes by id in any project.
+// Loop thread only.
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "engine/disk_naming.h"
-#include "engine/disk_report.h"
-#include "engine/disk_state_rules.h"
-#include "engine/journal_outcome.h"
+#include "engine/journal_entry.h"
 #include "engine/volume_engine.h"
+#include "engine/volume_state.h"
 #include "util/log.h"
 
 namespace oxide::engine {
@@ -17,6 +27,8 @@ namespace {
 
 using backend::Disk;
 using nlohmann::json;
+
+constexpr const char* kNoArgs = "{}";
 
 std::string GiB(uint64_t bytes) {
   constexpr uint64_t kGiB = 1ull << 30;
@@ -43,8 +55,9 @@ std::string RequestMismatch(const CreateSpec& spec, const Disk& disk) {
   return ContentMismatch(spec, disk);
 }
 
-// The journal arguments of a create: what recovery needs to finish it.
 }  // namespace
+
+// ---- Create ----
 
 std::string ContentMismatch(const CreateSpec& spec, const Disk& disk) {
   std::optional<std::string> cloned_from = ClonedFromDescription(disk.description);
@@ -194,6 +207,162 @@ void VolumeEngine::OxideReportsCreated(const JobPtr& job, const Disk& disk) {
                {"disk_name", disk.name}});
   }
   Complete(job, disk, kJournalDone, *row);
+}
+
+// ---- Clone ----
+
+using backend::Snapshot;
+
+void VolumeEngine::TakeCloneSnapshot(const JobPtr& job) {
+  const CreateSpec& spec = job->spec;
+  job->temp_snapshot = CloneSnapshotNameFor(spec.co_name);
+  backend::SnapshotCreate request{.name = job->temp_snapshot,
+                                  .description = CloneSourceDescriptionFor(spec.co_name),
+                                  .disk = spec.clone_source};
+  oxide_->CreateSnapshot(request, [this, alive = alive_, job](StatusOr<Snapshot> created) {
+    if (*alive) CloneSnapshotAnswered(job, std::move(created));
+  });
+}
+
+void VolumeEngine::CloneSnapshotAnswered(const JobPtr& job, StatusOr<Snapshot> created) {
+  if (created.ok()) return CreateFromCloneSnapshot(job, *created, options_.poll_first);
+  const Status error = created.status();
+  if (error.code() == StatusCode::kNotFound) {
+    return Revert(job, NotFound("source volume " + job->spec.clone_source +
+                                " does not exist: Oxide has no disk with this id"));
+  }
+  if (error.code() != StatusCode::kAlreadyExists && !OutcomeUnknown(error)) {
+    return Revert(job, error);
+  }
+  // Taken before (an earlier attempt) or unknown: the snapshot itself says.
+  oxide_->GetSnapshot(job->temp_snapshot,
+                      [this, alive = alive_, job, error](StatusOr<Snapshot> found) {
+                        if (*alive) CloneSnapshotFound(job, error, std::move(found));
+                      });
+}
+
+void VolumeEngine::CloneSnapshotFound(const JobPtr& job, const Status& create_error,
+                                      StatusOr<Snapshot> found) {
+  if (!found.ok()) {
+    return Revert(job,
+                  found.status().code() == StatusCode::kNotFound ? create_error : found.status());
+  }
+  if (found->disk_id != job->spec.clone_source) {
+    // Left by an attempt to clone another volume under this name: Revert deletes it.
+    return Revert(job, Unavailable("a temporary snapshot of volume " + found->disk_id +
+                                   " was in the way of this clone; it is being removed, retry"));
+  }
+  CreateFromCloneSnapshot(job, *found, options_.poll_first);
+}
+
+void VolumeEngine::CreateFromCloneSnapshot(const JobPtr& job, const Snapshot& snapshot,
+                                           std::chrono::milliseconds delay) {
+  if (snapshot.state == backend::SnapshotStatus::kFaulted) {
+    return Revert(job,
+                  Internal("Oxide reports the temporary snapshot " + snapshot.name + " of volume " +
+                           job->spec.clone_source + " faulted; retry the clone"));
+  }
+  if (snapshot.state != backend::SnapshotStatus::kReady) {
+    if (clock_->Now() >= job->give_up) {
+      return Revert(job, Status(StatusCode::kDeadlineExceeded,
+                                "Oxide is still taking the temporary snapshot " + snapshot.name +
+                                    " for the clone"));
+    }
+    return delayed_.RunAfter(delay, [this, job, id = snapshot.id, delay] {
+      oxide_->GetSnapshot(id, [this, alive = alive_, job, delay](StatusOr<Snapshot> now) {
+        if (!*alive) return;
+        if (!now.ok()) return Revert(job, now.status());
+        CreateFromCloneSnapshot(job, *now, std::min(delay * 2, options_.poll_max));
+      });
+    });
+  }
+  job->spec.snapshot_id = snapshot.id;
+  job->spec.size = std::max(job->spec.size, snapshot.size);
+  SendCreate(job);
+}
+
+void VolumeEngine::DropTemporarySnapshot(const std::string& name, Clock::TimePoint give_up,
+                                         std::chrono::milliseconds delay,
+                                         std::function<void()> then) {
+  auto retry = [this, name, give_up, delay, then](const Status& why) {
+    if (clock_->Now() >= give_up) {
+      log::Error("could not delete a clone's temporary snapshot; delete it by hand",
+                 {{"snapshot", name}, {"error", why.message()}});
+      return then();
+    }
+    delayed_.RunAfter(delay, [this, name, give_up, delay, then] {
+      DropTemporarySnapshot(name, give_up, std::min(delay * 2, options_.poll_max), then);
+    });
+  };
+  oxide_->GetSnapshot(name, [this, alive = alive_, name, then, retry](StatusOr<Snapshot> found) {
+    if (!*alive) return;
+    if (!found.ok()) {
+      if (found.status().code() == StatusCode::kNotFound) return then();
+      return retry(found.status());
+    }
+    if (found->state == backend::SnapshotStatus::kCreating)
+      return retry(Unavailable("still being created"));
+    oxide_->DeleteSnapshot(found->id, [alive, then, retry](Status deleted) {
+      if (!*alive) return;
+      if (deleted.ok() || deleted.code() == StatusCode::kNotFound) return then();
+      retry(deleted);
+    });
+  });
+}
+
+// ---- Delete ----
+
+void VolumeEngine::Delete(const std::string& volume_id, OperationWaiter done) {
+  affinity_.Check("VolumeEngine::Delete");
+  if (tracker_.Admit(volume_id, "DeleteVolume", "", std::move(done)) !=
+      OperationTracker::Admission::kStart) {
+    return;
+  }
+  std::optional<store::VolumeRow> before = store_->FindByVolumeId(volume_id);
+  if (!before) return DeleteUnrecorded(volume_id);
+  if (!HoldAlso(volume_id, before->disk_name)) return;
+  JobPtr job = StartJob(volume_id, OperationKind::kDelete, kNoArgs, before);
+  // A row left in a transitional state (a failed commit) gives way too: Oxide decides.
+  StatusOr<VolumeState> next =
+      RequestedState(VolumeStateFromName(before->state).value_or(VolumeState::kCreated),
+                     VolumeEvent::kDeleteRequested);
+  if (!next.ok()) return Revert(job, next.status());
+  store::VolumeRow row = *before;
+  row.state = VolumeStateName(*next);
+  store_->Put(row);
+  AfterCommit(job, [this, job] { SendDelete(job); });
+}
+
+void VolumeEngine::DeleteUnrecorded(const std::string& volume_id) {
+  // Looking first also names the disk, the volume's other lock key.
+  oxide_->GetDisk(volume_id, [this, alive = alive_, volume_id](StatusOr<Disk> disk) {
+    if (!*alive) return;
+    if (!disk.ok()) {
+      if (disk.status().code() == StatusCode::kNotFound) {
+        return tracker_.Finish(volume_id, Disk{});
+      }
+      return tracker_.Finish(volume_id, disk.status());
+    }
+    if (!HoldAlso(volume_id, disk->name)) return;
+    JobPtr job = StartJob(volume_id, OperationKind::kDelete, kNoArgs, std::nullopt);
+    AfterCommit(job, [this, job] { SendDelete(job); });
+  });
+}
+
+void VolumeEngine::SendDelete(const JobPtr& job) {
+  oxide_->DeleteDisk(job->key, [this, alive = alive_, job](Status deleted) {
+    if (*alive) DeleteAnswered(job, deleted);
+  });
+}
+
+void VolumeEngine::DeleteAnswered(const JobPtr& job, const Status& deleted) {
+  if (deleted.ok() || deleted.code() == StatusCode::kNotFound) {
+    return Complete(job, Disk{}, kJournalDone, std::nullopt);
+  }
+  if (deleted.code() != StatusCode::kFailedPrecondition) return Revert(job, deleted);
+  // Refused for the disk's state: the state Oxide reports now says what the CO should do.
+  ExplainRefusal(job, deleted, /*gone_is_done=*/true,
+                 [](const Disk& disk) { return RefusalToDelete(disk); });
 }
 
 }  // namespace oxide::engine
