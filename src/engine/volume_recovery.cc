@@ -27,7 +27,9 @@ const char* OutcomeOf(const JournalEntry& entry, const Disk& disk) {
     case OperationKind::kCreate:
       return kJournalDone;
     case OperationKind::kPublish:
-      if (entry.node.empty()) return kJournalFailed;  // a damaged entry: its node is unknown
+      // Unreadable arguments, or none naming the node (every version since e92c543 writes it):
+      // which node the operation was for is unknown, so it cannot be claimed done or undone.
+      if (entry.node.empty()) return kJournalFailed;
       return IsAttachedOrAttachingTo(disk, entry.node) ? kJournalDone : kJournalRolledBack;
     case OperationKind::kUnpublish:
       if (entry.node.empty()) return kJournalFailed;
@@ -57,9 +59,10 @@ size_t VolumeEngine::RecoverUnfinished() {
   std::vector<JournalEntry> entries;
   for (const store::OperationRow& row : journal_.UnfinishedOperations()) {
     JournalEntry entry = ReadJournalEntry(row);
+    // Snapshot operations are the SnapshotEngine's (it warns of its own unreadable ones).
+    if (entry.IsSnapshotOperation()) continue;
     WarnIfUnreadable(entry);
-    // Snapshot operations are the SnapshotEngine's.
-    if (!entry.IsSnapshotOperation()) entries.push_back(std::move(entry));
+    entries.push_back(std::move(entry));
   }
   // Newest first: when a volume has several open entries, the newest one decides.
   std::vector<int64_t> superseded;
