@@ -15,7 +15,7 @@
 
 #include "app/controller_assembly.h"
 #include "engine/disk_naming.h"
-#include "engine/journal_outcome.h"
+#include "engine/journal_entry.h"
 #include "engine/volume_state.h"
 #include "loop/clock.h"
 #include "sim_process.h"
