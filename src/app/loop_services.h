@@ -70,7 +70,7 @@ class MemoryTrim {
   std::atomic<uint64_t> trims_{0};
 };
 
-// The endpoint's address from the settings (--metrics-host, --metrics-port); `write_health` (may be
+// The endpoint's address from the settings (--metrics-address); `write_health` (may be
 // null) is what /healthz reads of the state database.
 metrics::MetricsServerOptions MetricsOptionsFromSettings(const Settings& settings,
                                                          const metrics::WriteHealth* write_health);

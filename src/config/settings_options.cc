@@ -412,9 +412,9 @@ Options NodeDeviceOptions() {
 
 }  // namespace
 
-// One data table, its areas in --help order: the plugin as a whole (serving, logging, shutdown,
-// tuning), the controller (its sweeps, new volumes, the Oxide API), then the node (instance id,
-// Kubernetes, devices and commands, volumes).
+// One data table, its sections in --help order: serving; the process (logging, shutdown, the
+// controller's timing, tuning: the order --help has always had); the controller (new volumes,
+// the Oxide API); the node's identity (instance id, Kubernetes); the node's devices and volumes.
 const Options& All() {
   static const Options options = [] {
     Options all;

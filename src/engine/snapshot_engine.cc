@@ -335,9 +335,10 @@ size_t SnapshotEngine::RecoverUnfinished() {
   std::vector<JournalEntry> entries;
   for (const store::OperationRow& row : journal_->UnfinishedOperations()) {
     JournalEntry entry = ReadJournalEntry(row);
+    if (!entry.IsSnapshotOperation()) continue;  // the VolumeEngine's
+    WarnIfUnreadable(entry);
     if (entry.kind == OperationKind::kSnapshotCreate ||
         entry.kind == OperationKind::kSnapshotDelete) {
-      WarnIfUnreadable(entry);
       entries.push_back(std::move(entry));
     }
   }

@@ -59,7 +59,7 @@ size_t VolumeEngine::RecoverUnfinished() {
   std::vector<JournalEntry> entries;
   for (const store::OperationRow& row : journal_.UnfinishedOperations()) {
     JournalEntry entry = ReadJournalEntry(row);
-    // Snapshot operations are the SnapshotEngine's (it warns of its own unreadable ones).
+    // Snapshot operations are the SnapshotEngine's (it warns of their unreadable arguments).
     if (entry.IsSnapshotOperation()) continue;
     WarnIfUnreadable(entry);
     entries.push_back(std::move(entry));

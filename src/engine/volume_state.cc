@@ -168,7 +168,7 @@ using backend::Disk;
 using backend::DiskPhase;
 using backend::DiskStatus;
 
-std::string Reported(const Disk& disk) {
+std::string ReportedState(const Disk& disk) {
   if (disk.state.status == DiskStatus::kUnknown) {
     return "Oxide reports disk " + disk.name +
            " in a state this plugin version does not know (a newer Oxide?); nothing acts on it "
@@ -188,21 +188,21 @@ bool IsImport(DiskStatus status) {
 Status Unusable(const Disk& disk) {
   const DiskStatus status = disk.state.status;
   if (status == DiskStatus::kFaulted) {
-    return FailedPrecondition(Reported(disk) + "; delete the volume and create it again");
+    return FailedPrecondition(ReportedState(disk) + "; delete the volume and create it again");
   }
   if (IsImport(status)) {
-    return FailedPrecondition(Reported(disk) +
+    return FailedPrecondition(ReportedState(disk) +
                               ": an import made outside this plugin holds it; finish or delete "
                               "the import in Oxide");
   }
   if (status == DiskStatus::kDestroyed) {
-    return Unavailable(Reported(disk) + ": it is being deleted; retry once it is gone");
+    return Unavailable(ReportedState(disk) + ": it is being deleted; retry once it is gone");
   }
-  return Unavailable(Reported(disk) + "; retry");
+  return Unavailable(ReportedState(disk) + "; retry");
 }
 
 Status Moving(const Disk& disk) {
-  return Unavailable(Reported(disk) + ": Oxide is still moving it on; retry");
+  return Unavailable(ReportedState(disk) + ": Oxide is still moving it on; retry");
 }
 
 }  // namespace
@@ -228,7 +228,7 @@ Status RefusalToAttach(const Disk& disk, const std::string& node) {
     case DiskPhase::kAttached:
       if (here) return Status::Ok();
       return FailedPrecondition(
-          Reported(disk) +
+          ReportedState(disk) +
           ": it is attached to another instance; unpublish it from that node first");
     case DiskPhase::kTransitional:
       // Oxide attaches a disk that is still being created, and answers an attach to the
@@ -260,21 +260,21 @@ Status RefusalToDetach(const Disk& disk) {
 Status RefusalToDelete(const Disk& disk) {
   switch (backend::PhaseOf(disk.state.status)) {
     case DiskPhase::kAttached:
-      return FailedPrecondition(Reported(disk) +
+      return FailedPrecondition(ReportedState(disk) +
                                 ": the volume is still published; unpublish it first");
     case DiskPhase::kTransitional:
       if (disk.state.status == DiskStatus::kAttaching) {
-        return FailedPrecondition(Reported(disk) +
+        return FailedPrecondition(ReportedState(disk) +
                                   ": the volume is being published; unpublish it first");
       }
       return Moving(disk);
     case DiskPhase::kDetached:
-      return Unavailable(Reported(disk) + " again after it refused the delete; retry");
+      return Unavailable(ReportedState(disk) + " again after it refused the delete; retry");
     case DiskPhase::kUnusable:
       break;
   }
   if (disk.state.status == DiskStatus::kFaulted) {
-    return Unavailable(Reported(disk) + " after it refused the delete; retry");
+    return Unavailable(ReportedState(disk) + " after it refused the delete; retry");
   }
   return Unusable(disk);
 }

@@ -87,13 +87,13 @@ TEST_F(ControllerTeardownTest, ACommitInFlightAtTeardownRunsNoWaiterOfAGonePart)
   handlers_.CreateVolume({}, CreateRequest(name), rpc::Reply(&sink));
   // Registered after the engine's own waiter on the `creating` row: once it runs, the engine has
   // asked Oxide for the disk, and every commit from then on is held at its fsync.
-  bool creating_durable = false;
+  std::optional<Status> creating_durable;
   commit_->WhenDurable([&](Status committed) {
-    ASSERT_TRUE(committed.ok()) << committed.ToString();
-    FaultyVfs::HoldSyncs();
-    creating_durable = true;
+    if (committed.ok()) FaultyVfs::HoldSyncs();
+    creating_durable = committed;
   });
-  RunUntil([&] { return creating_durable; });
+  RunUntil([&] { return creating_durable.has_value(); });
+  ASSERT_TRUE(creating_durable->ok()) << creating_durable->ToString();
 
   // Oxide makes the disk; the engine records the volume as created and the journal entry as done,
   // and waits for that commit to answer the call. A turn's end hands it to the store thread.

@@ -120,13 +120,13 @@ TEST(NodeVolumeStore, EveryFieldOfBothRowKindsReadsBackAfterAReopen) {
   };
   std::optional<StagingRow> staging_read = node.store->GetStaging("v1");
   ASSERT_TRUE(staging_read.has_value());
-  EXPECT_TRUE(staging_fields(*staging_read) == staging_fields(staging));
+  EXPECT_EQ(staging_fields(*staging_read), staging_fields(staging));
   auto publication_fields = [](const PublicationRow& r) {
     return std::tie(r.target_path, r.volume_id, r.state, r.staging_path, r.capability, r.readonly);
   };
   std::optional<PublicationRow> publication_read = node.store->GetPublication("/t/a");
   ASSERT_TRUE(publication_read.has_value());
-  EXPECT_TRUE(publication_fields(*publication_read) == publication_fields(publication));
+  EXPECT_EQ(publication_fields(*publication_read), publication_fields(publication));
 }
 
 TEST(NodeVolumeStore, PublicationsByTargetAndByVolume) {

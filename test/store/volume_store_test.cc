@@ -193,7 +193,7 @@ TEST_F(VolumeStoreTest, EveryFieldOfEveryRowReadsBackAfterAReopen) {
   };
   std::optional<VolumeRow> volume_read = store_->FindByDiskName("disk-a");
   ASSERT_TRUE(volume_read.has_value());
-  EXPECT_TRUE(fields(*volume_read) == fields(volume));
+  EXPECT_EQ(fields(*volume_read), fields(volume));
   auto snapshot_fields = [](const SnapshotRow& r) {
     return std::tie(r.snapshot_name, r.snapshot_id, r.co_name, r.source_volume_id, r.size, r.state,
                     r.time_created, r.polls);
@@ -201,7 +201,7 @@ TEST_F(VolumeStoreTest, EveryFieldOfEveryRowReadsBackAfterAReopen) {
   std::optional<SnapshotRow> snapshot_read =
       SnapshotStore(db_.get(), commit_.get()).FindByName("csi-snap-a");
   ASSERT_TRUE(snapshot_read.has_value());
-  EXPECT_TRUE(snapshot_fields(*snapshot_read) == snapshot_fields(snapshot));
+  EXPECT_EQ(snapshot_fields(*snapshot_read), snapshot_fields(snapshot));
   const std::vector<OperationRow> entries = store_->journal().UnfinishedOperations();
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].id, entry);
