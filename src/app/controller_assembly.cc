@@ -16,7 +16,7 @@ StatusOr<std::unique_ptr<ControllerAssembly>> ControllerAssembly::Create(
        {&assembly->volumes_.load_status(), &assembly->snapshot_rows_.load_status()}) {
     if (!loaded->ok()) return *loaded;
   }
-  assembly->BuildServices();
+  assembly->BuildServices(services);
   assembly->controller_->Register(handlers);
   return assembly;
 }
@@ -25,7 +25,6 @@ ControllerAssembly::ControllerAssembly(const Settings& settings,
                                        const backend::ClientConfig& oxide_config,
                                        const LoopServices& services)
     : settings_(settings),
-      services_(services),
       oxide_(backend::OxideClient::Create(services.loop->uv(), services.clock, oxide_config)),
       volumes_(services.db, services.commit,
                [clock = services.clock] { return clock->WallMillis(); }),
@@ -39,15 +38,15 @@ ControllerAssembly::~ControllerAssembly() {
   volumes_.journal().SetFinishListener(nullptr);  // the pruner goes before the journal
 }
 
-void ControllerAssembly::BuildServices() {
+void ControllerAssembly::BuildServices(const LoopServices& services) {
   snapshot_engine_ = std::make_unique<engine::SnapshotEngine>(
-      services_.clock, oxide_.get(), &volumes_.journal(), &snapshot_rows_, services_.commit);
+      services.clock, oxide_.get(), &volumes_.journal(), &snapshot_rows_, services.commit);
   controller_ = std::make_unique<csi_adapter::ControllerService>(
       settings_, oxide_.get(), &volume_engine_, snapshot_engine_.get());
-  oxide_health_ = std::make_unique<engine::OxideHealth>(services_.clock, oxide_.get(),
+  oxide_health_ = std::make_unique<engine::OxideHealth>(services.clock, oxide_.get(),
                                                         settings_.probe_oxide_grace);
   clone_sweep_ = std::make_unique<engine::CloneSnapshotSweep>(
-      services_.clock, oxide_.get(), &volumes_.journal(),
+      services.clock, oxide_.get(), &volumes_.journal(),
       engine::CloneSweepOptions{
           .max_age = settings_.clone_snapshot_max_age,
           .period = engine::CloneSweepPeriodFor(settings_.clone_snapshot_max_age)});

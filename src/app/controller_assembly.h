@@ -48,10 +48,9 @@ class ControllerAssembly {
   ControllerAssembly(const Settings& settings, const backend::ClientConfig& oxide_config,
                      const LoopServices& services);
   // The parts that need the rows loaded.
-  void BuildServices();
+  void BuildServices(const LoopServices& services);
 
   const Settings& settings_;
-  const LoopServices services_;
   std::unique_ptr<backend::OxideClient> oxide_;
   // The stores before everything that waits on their commits: destroying a store flushes the
   // store thread, which runs every waiter still queued, so the engines, the pruner and the

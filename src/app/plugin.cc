@@ -21,7 +21,6 @@
 #include "app/node_kubernetes.h"
 #include "app/shutdown.h"
 #include "backend/curl_library.h"
-#include "backend/oxide_client.h"
 #include "csi/identity_service.h"
 #include "loop/clock.h"
 #include "loop/event_loop.h"

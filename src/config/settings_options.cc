@@ -245,7 +245,7 @@ Options ControllerOptions() {
          if (v.empty())
            return InvalidSetting("oxide-token-file", "cannot read the Oxide token file ");
          s.oxide_token_file = v;
-         s.oxide_token_file_from_env = false;  // a flag; ParseCommandLine marks the variable's
+         s.oxide_token_file_from_env = false;  // a flag; ApplyEnvironment marks the variable's
          return Status::Ok();
        }},
       {"oxide-ca-file", nullptr, "PATH", "(system CA bundle)",

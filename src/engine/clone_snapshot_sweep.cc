@@ -1,7 +1,6 @@
 #include "engine/clone_snapshot_sweep.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "engine/disk_naming.h"
@@ -135,8 +134,8 @@ void CloneSnapshotSweep::SweepNow(std::function<void(const Result&)> done) {
 std::unordered_set<std::string> CloneSnapshotSweep::Protected() const {
   std::unordered_set<std::string> names;
   for (const store::OperationRow& row : journal_->UnfinishedOperations()) {
+    if (row.kind != OperationKindName(OperationKind::kCreate)) continue;
     JournalEntry entry = ReadJournalEntry(row);
-    if (entry.kind != OperationKind::kCreate) continue;
     if (!entry.temp_snapshot.empty()) names.insert(std::move(entry.temp_snapshot));
   }
   return names;

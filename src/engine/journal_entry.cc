@@ -45,6 +45,14 @@ const char* OperationKindName(OperationKind kind) {
   return "";
 }
 
+bool IsSnapshotKind(std::string_view kind_name) {
+  return kind_name.substr(0, 9) == "snapshot_";
+}
+
+bool JournalEntry::IsSnapshotOperation() const {
+  return IsSnapshotKind(kind_name);
+}
+
 JournalEntry ReadJournalEntry(const store::OperationRow& row) {
   JournalEntry entry;
   entry.id = row.id;

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "loop/delayed_tasks.h"
@@ -60,8 +61,12 @@ struct JournalEntry {
   bool args_readable = true;
 
   // The SnapshotEngine's (every kind named snapshot_*, also one this version does not know).
-  bool IsSnapshotOperation() const { return kind_name.rfind("snapshot_", 0) == 0; }
+  bool IsSnapshotOperation() const;
 };
+
+// Whether a journal kind is the SnapshotEngine's (see IsSnapshotOperation); read off the row,
+// before its arguments are parsed.
+bool IsSnapshotKind(std::string_view kind_name);
 
 // Arguments that are not a JSON object read as none.
 JournalEntry ReadJournalEntry(const store::OperationRow& row);

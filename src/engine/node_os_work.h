@@ -92,7 +92,6 @@ class FormatGate {
   }
   int running() const { return running_; }
   bool full() const { return running_ >= limit_; }
-  size_t waiting() const { return waiting_.size(); }
 
  private:
   const int limit_;

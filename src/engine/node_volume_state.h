@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "node/stage_plan.h"
+#include "node/device_finder.h"
 #include "store/node_volume_store.h"
 #include "util/status.h"
 

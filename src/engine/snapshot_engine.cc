@@ -334,8 +334,8 @@ size_t SnapshotEngine::RecoverUnfinished() {
   affinity_.Check("SnapshotEngine::RecoverUnfinished");
   std::vector<JournalEntry> entries;
   for (const store::OperationRow& row : journal_->UnfinishedOperations()) {
+    if (!IsSnapshotKind(row.kind)) continue;  // the VolumeEngine's
     JournalEntry entry = ReadJournalEntry(row);
-    if (!entry.IsSnapshotOperation()) continue;  // the VolumeEngine's
     WarnIfUnreadable(entry);
     if (entry.kind == OperationKind::kSnapshotCreate ||
         entry.kind == OperationKind::kSnapshotDelete) {

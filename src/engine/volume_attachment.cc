@@ -143,7 +143,6 @@ void VolumeEngine::RequestDetach(const JobPtr& job) {
     store::VolumeRow updated = *job->before;
     updated.state = VolumeStateName(*next);
     store_->Put(updated);
-    job->during = VolumeState::kUnpublishing;  // else none was written
   }
   AfterCommit(job, [this, job] {
     oxide_->DetachDisk(job->node, job->key, [this, alive = alive_, job](StatusOr<Disk> detached) {
@@ -188,7 +187,10 @@ void VolumeEngine::DetachSettled(const JobPtr& job, const Status& detach_error,
 
 void VolumeEngine::Unpublished(const JobPtr& job, const Disk& disk) {
   std::string co_name = job->before ? job->before->co_name : "";
-  StatusOr<store::VolumeRow> unpublished = RowAfterReport(disk, co_name, job->during);
+  // The row RequestDetach wrote while the detach ran (none when the volume had no row).
+  const VolumeRowState during =
+      job->before ? VolumeRowState(VolumeState::kUnpublishing) : std::nullopt;
+  StatusOr<store::VolumeRow> unpublished = RowAfterReport(disk, co_name, during);
   if (!unpublished.ok()) return Revert(job, unpublished.status());
   Complete(job, disk, kJournalDone, *unpublished);
 }

@@ -91,8 +91,7 @@ class VolumeEngine {
     // A create's: the id the local row recorded for a disk Oxide no longer has, when the create
     // makes a new one under the same name (logged with the new id once Oxide has it).
     std::string vanished_volume_id;
-    std::string node;       // a publish's or unpublish's instance
-    VolumeRowState during;  // an unpublish's row state while the detach runs (nullopt: no row)
+    std::string node;  // a publish's or unpublish's instance
   };
   using JobPtr = std::shared_ptr<Job>;
 

@@ -58,9 +58,9 @@ size_t VolumeEngine::RecoverUnfinished() {
   affinity_.Check("VolumeEngine::RecoverUnfinished");
   std::vector<JournalEntry> entries;
   for (const store::OperationRow& row : journal_.UnfinishedOperations()) {
-    JournalEntry entry = ReadJournalEntry(row);
     // Snapshot operations are the SnapshotEngine's (it warns of their unreadable arguments).
-    if (entry.IsSnapshotOperation()) continue;
+    if (IsSnapshotKind(row.kind)) continue;
+    JournalEntry entry = ReadJournalEntry(row);
     WarnIfUnreadable(entry);
     entries.push_back(std::move(entry));
   }

@@ -41,7 +41,7 @@ class JournalPruner {
 
   // The first step runs at once (the journal a previous run left), then per the rules above.
   void Start();
-  // An entry finished (VolumeStore's finish listener): enough of them bring the next step forward.
+  // An entry finished (the Journal's finish listener): enough of them bring the next step forward.
   void NoteFinished();
 
   uint64_t pruned() const { return pruned_; }            // entries deleted by committed steps

@@ -25,7 +25,7 @@ struct SecretSet {
   std::vector<std::string> values;
   size_t shortest = SIZE_MAX;
 };
-constexpr size_t kSecretKinds = static_cast<size_t>(SecretKind::kCount);
+constexpr size_t kSecretKinds = static_cast<size_t>(SecretKind::kKubernetesToken) + 1;
 std::mutex g_set_mutex;
 std::shared_ptr<const SecretSet> g_secrets;  // guarded by g_set_mutex
 std::atomic<size_t> g_shortest_secret{SIZE_MAX};

@@ -27,7 +27,7 @@ void SetOutputFd(int fd);
 // What a registered secret is. Each kind keeps its current value and the one before it (a record
 // about a call made just before a rotation can still hold the old token), nothing older: the list
 // a record is checked against stays at two values per kind however often a token rotates.
-enum class SecretKind { kOxideToken, kKubernetesToken, kCount };
+enum class SecretKind { kOxideToken, kKubernetesToken };
 // A value that must never appear in the log; it becomes `kind`'s current one. Thread-safe.
 void RegisterSecret(SecretKind kind, std::string secret);
 // Replaces every registered secret in `text`.

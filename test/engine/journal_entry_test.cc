@@ -108,4 +108,30 @@ TEST(JournalEntryTest, EntriesAsThePreviousVersionJournaledThemReadTheSame) {
             "vs-4");
 }
 
+TEST(JournalEntryTest, TheWritersWriteWhatThePreviousVersionWrote) {
+  // The names and argument bytes 98520a8 journaled, written out here rather than read back through
+  // the same table, so a changed name or key fails.
+  const std::pair<OperationKind, const char*> names[] = {
+      {OperationKind::kCreate, "create"},
+      {OperationKind::kDelete, "delete"},
+      {OperationKind::kPublish, "publish"},
+      {OperationKind::kUnpublish, "unpublish"},
+      {OperationKind::kSnapshotCreate, "snapshot_create"},
+      {OperationKind::kSnapshotDelete, "snapshot_delete"}};
+  for (const auto& [kind, name] : names)
+    EXPECT_EQ(OperationKindName(kind), std::string(name));
+  EXPECT_EQ(NodeArgs("inst-4"), R"({"node":"inst-4"})");
+  EXPECT_EQ(SnapshotCreateArgs("vs-4", "vol-4"),
+            R"({"co_name":"vs-4","source_volume_id":"vol-4"})");
+  CreateSpec clone;
+  clone.co_name = "pvc-4";
+  clone.size = 1073741824;
+  clone.block_size = 4096;
+  clone.clone_source = "vol-0";
+  EXPECT_EQ(CreateArgs(clone),
+            R"({"block_size":4096,"clone_source":"vol-0","co_name":"pvc-4","size":1073741824,)"
+            R"("temp_snapshot":")" +
+                oxide::engine::CloneSnapshotNameFor("pvc-4") + R"("})");
+}
+
 }  // namespace

@@ -7,11 +7,8 @@
 // well again). Probe no longer reads this view at all (its integration test: probe_test.cc).
 #include "engine/oxide_health.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,6 +16,7 @@
 
 #include "backend_fixture.h"
 #include "metrics/plugin_metrics.h"
+#include "support/log_capture.h"
 #include "util/log.h"
 
 namespace engine_test {
@@ -54,20 +52,14 @@ double ProjectFound() {
 class OxideHealthTest : public backend_test::BackendTest {
  protected:
   void SetUp() override {
-    log_path_ = ::testing::TempDir() + "/oxide-health-log-" + std::to_string(::getpid());
-    log_fd_ = ::open(log_path_.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
-    ASSERT_GE(log_fd_, 0);
     oxide::log::Configure(oxide::log::Level::kDebug, oxide::log::Format::kJson);
-    oxide::log::SetOutputFd(log_fd_);
     BackendTest::SetUp();
     port_ = sim().port();
   }
   void TearDown() override {
     check_.reset();  // before the client the fixture destroys
     BackendTest::TearDown();
-    oxide::log::SetOutputFd(STDERR_FILENO);
-    ::close(log_fd_);
-    ::unlink(log_path_.c_str());
+    oxide::log::Configure(oxide::log::Level::kInfo, oxide::log::Format::kText);
   }
 
   void StartCheck(milliseconds grace = seconds(60)) {
@@ -93,8 +85,7 @@ class OxideHealthTest : public backend_test::BackendTest {
   // The log records written so far at `level` (and with message `msg`, when given).
   std::vector<nlohmann::json> Records(const std::string& level, const std::string& msg = "") {
     std::vector<nlohmann::json> found;
-    std::ifstream in(log_path_);
-    for (std::string line; std::getline(in, line);) {
+    for (const std::string& line : log_.Lines()) {
       nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
       if (record.is_discarded()) continue;
       if (record.value("level", "") == level && (msg.empty() || record.value("msg", "") == msg))
@@ -102,14 +93,10 @@ class OxideHealthTest : public backend_test::BackendTest {
     }
     return found;
   }
-  std::string Log() const {
-    std::ifstream in(log_path_);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  std::string Log() const { return log_.Text(); }
 
+  oxide::testing::LogCapture log_;  // every record while the test runs
   int port_ = 0;
-  std::string log_path_;
-  int log_fd_ = -1;
   std::unique_ptr<OxideHealth> check_;
 };
 

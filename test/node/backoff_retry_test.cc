@@ -77,5 +77,17 @@ TEST_F(BackoffRetryTest, ACompletionAfterStopOrAfterTheRetryIsGoneGoesNowhere) {
   EXPECT_EQ(outcomes, 1);
 }
 
+// Destroyed while still running (no Stop first): the guard must see that the retry is gone, not
+// only that it stopped.
+TEST_F(BackoffRetryTest, ACompletionAfterARunningRetryIsDestroyedGoesNowhere) {
+  bool delivered = false;
+  std::function<void(int)> done = Make().Guard<int>([&delivered](int) { delivered = true; });
+  retry_->Start();
+  ASSERT_TRUE(retry_->running());
+  retry_.reset();  // no Stop() first
+  done(1);
+  EXPECT_FALSE(delivered);
+}
+
 }  // namespace
 }  // namespace oxide::node

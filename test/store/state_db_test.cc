@@ -8,8 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
+#include "support/log_capture.h"
 #include "support/temp_dir.h"
 #include "util/log.h"
 
@@ -149,35 +152,13 @@ TEST(StateDb, HealthFailsWhenTheFileIsRemovedOrACommitFailed) {
   EXPECT_NE(removed.message().find("removed or replaced"), std::string::npos);
 }
 
-// Log records written while it lives, read back from a file.
-class CapturedLog {
- public:
-  explicit CapturedLog(const std::string& path) : path_(path) {
-    fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    log::SetOutputFd(fd_);
-  }
-  ~CapturedLog() {
-    log::SetOutputFd(STDERR_FILENO);
-    close(fd_);
-  }
-  // Lines that contain `text`.
-  int Count(const std::string& text) const {
-    std::string all = ReadFile(path_);
-    int lines = 0;
-    size_t start = 0;
-    while (start < all.size()) {
-      size_t end = all.find('\n', start);
-      if (end == std::string::npos) end = all.size();
-      if (all.substr(start, end - start).find(text) != std::string::npos) ++lines;
-      start = end + 1;
-    }
-    return lines;
-  }
-
- private:
-  std::string path_;
-  int fd_;
-};
+// The lines of a captured log that contain `text`.
+int LinesWith(const oxide::testing::LogCapture& log, const std::string& text) {
+  const std::vector<std::string> lines = log.Lines();
+  return static_cast<int>(std::count_if(lines.begin(), lines.end(), [&](const std::string& line) {
+    return line.find(text) != std::string::npos;
+  }));
+}
 
 // A database as an older plugin left it: the schema up to `version`, made with plain SQLite
 // (no auto_vacuum, as before this plugin set it), in WAL mode, with one volume row when the
@@ -207,37 +188,37 @@ bool Exists(const std::string& path) {
 TEST(StateDbMigrations, AFreshDatabaseLogsEachMigrationAndUsesIncrementalVacuum) {
   TempDir dir;
   std::string path = dir.File("state.db");
-  CapturedLog log(dir.File("log"));
+  oxide::testing::LogCapture log;
   auto db = StateDb::Open(path);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   for (int from = 0; from < StateDb::LatestSchemaVersion(); ++from) {
-    EXPECT_EQ(log.Count("migrated state database from schema " + std::to_string(from) + " to " +
-                        std::to_string(from + 1)),
+    EXPECT_EQ(LinesWith(log, "migrated state database from schema " + std::to_string(from) +
+                                 " to " + std::to_string(from + 1)),
               1)
         << from;
   }
-  EXPECT_EQ(log.Count("migrated state database"), StateDb::LatestSchemaVersion());
+  EXPECT_EQ(LinesWith(log, "migrated state database"), StateDb::LatestSchemaVersion());
   EXPECT_EQ(Pragma(**db, "auto_vacuum"), "2") << "INCREMENTAL, set before the first table";
-  EXPECT_EQ(log.Count("switched to incremental vacuum"), 0) << "a new file needs no VACUUM";
+  EXPECT_EQ(LinesWith(log, "switched to incremental vacuum"), 0) << "a new file needs no VACUUM";
 }
 
 TEST(StateDbMigrations, AVersionTwoDatabaseIsUpgradedWithOneLineAStepAndIncrementalVacuum) {
   TempDir dir;
   std::string path = dir.File("state.db");
   MakeOldDatabase(path, 2);
-  CapturedLog log(dir.File("log"));
+  oxide::testing::LogCapture log;
   auto db = StateDb::Open(path);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   EXPECT_EQ((*db)->schema_version(), StateDb::LatestSchemaVersion());
-  EXPECT_EQ(log.Count("migrated state database"), StateDb::LatestSchemaVersion() - 2);
+  EXPECT_EQ(LinesWith(log, "migrated state database"), StateDb::LatestSchemaVersion() - 2);
   for (int from = 2; from < StateDb::LatestSchemaVersion(); ++from) {
-    EXPECT_EQ(log.Count("migrated state database from schema " + std::to_string(from) + " to " +
-                        std::to_string(from + 1)),
+    EXPECT_EQ(LinesWith(log, "migrated state database from schema " + std::to_string(from) +
+                                 " to " + std::to_string(from + 1)),
               1)
         << from;
   }
   EXPECT_EQ(Pragma(**db, "auto_vacuum"), "2");
-  EXPECT_EQ(log.Count("switched to incremental vacuum"), 1);
+  EXPECT_EQ(LinesWith(log, "switched to incremental vacuum"), 1);
   {
     Statement kept((*db)->handle(), "SELECT co_name FROM volumes WHERE disk_name = 'disk-a'");
     ASSERT_EQ(kept.Step(), SQLITE_ROW);
@@ -245,11 +226,11 @@ TEST(StateDbMigrations, AVersionTwoDatabaseIsUpgradedWithOneLineAStepAndIncremen
   }
   // Once switched, a later start neither migrates nor vacuums again.
   db->reset();
-  CapturedLog again(dir.File("log2"));
+  oxide::testing::LogCapture again;
   auto reopened = StateDb::Open(path);
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
-  EXPECT_EQ(again.Count("migrated state database"), 0);
-  EXPECT_EQ(again.Count("switched to incremental vacuum"), 0);
+  EXPECT_EQ(LinesWith(again, "migrated state database"), 0);
+  EXPECT_EQ(LinesWith(again, "switched to incremental vacuum"), 0);
 }
 
 TEST(StateDbMigrations, AForeignDatabaseIsRefusedBeforeAnyChange) {
@@ -266,7 +247,7 @@ TEST(StateDbMigrations, AForeignDatabaseIsRefusedBeforeAnyChange) {
     ASSERT_EQ(sqlite3_close(raw), SQLITE_OK);
   }
   const std::string before = ReadFile(path);
-  CapturedLog log(dir.File("log"));
+  oxide::testing::LogCapture log;
   auto db = StateDb::Open(path);
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.status().code(), StatusCode::kFailedPrecondition);
@@ -276,7 +257,7 @@ TEST(StateDbMigrations, AForeignDatabaseIsRefusedBeforeAnyChange) {
   EXPECT_NE(message.find("owners, volumes"), std::string::npos) << message;
   EXPECT_EQ(ReadFile(path), before) << "the file was changed";
   EXPECT_FALSE(Exists(path + "-wal"));
-  EXPECT_EQ(log.Count("migrated"), 0);
+  EXPECT_EQ(LinesWith(log, "migrated"), 0);
 
   // A `meta` table that is not ours is no different.
   {
@@ -306,7 +287,7 @@ TEST(StateDbMigrations, AFailingMigrationLeavesTheFileExactlyAsItWas) {
   std::vector<Migration> broken = Migrations();
   const int failing = StateDb::LatestSchemaVersion() + 1;
   broken.push_back({failing, "a broken step", "CREATE TABLE volumes (x INTEGER)"});
-  CapturedLog log(dir.File("log"));
+  oxide::testing::LogCapture log;
   {
     auto db = StateDb::Open(path, nullptr, &broken);
     ASSERT_FALSE(db.ok());
@@ -317,7 +298,7 @@ TEST(StateDbMigrations, AFailingMigrationLeavesTheFileExactlyAsItWas) {
         << message;
     EXPECT_NE(message.find("left as it was, at schema 2"), std::string::npos) << message;
   }
-  EXPECT_EQ(log.Count("migrated"), 0) << "nothing was committed, so nothing is logged";
+  EXPECT_EQ(LinesWith(log, "migrated"), 0) << "nothing was committed, so nothing is logged";
   EXPECT_EQ(ReadFile(path), before) << "the file was changed";
   // And the real plugin still upgrades it.
   auto db = StateDb::Open(path);
